@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# scire top-level build. `make` builds kernel/scire.ko (Kbuild, against
+# Debian's linux-headers-amd64 unless KDIR= says otherwise) and the user
+# side (Meson: libscire-rdmav34.so and the selftest programs) in $(BUILD).
+
+KABI	?= $(shell scripts/kabi 2>/dev/null)
+KDIR	?= /usr/src/linux-headers-$(KABI)
+BUILD	?= build
+PREFIX	?= /usr
+DESTDIR	?=
+V	?= 0
+
+# Debian's linux-source-6.1 provides checkpatch.pl; scripts/setup unpacks it.
+CACHE		?= $(HOME)/.cache/scire
+LINUX_SRC	?= $(CACHE)/linux-source-6.1
+CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
+
+KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h)) \
+	   include/uapi/rdma/scire-abi.h
+
+.PHONY: all kernel user deps-ok check check-host check-vm sparse checkpatch \
+	provider-werror demo install clean
+
+all: kernel user
+
+deps-ok:
+	@missing=""; \
+	[ -f "$(KDIR)/Makefile" ] || missing="$$missing linux-headers"; \
+	command -v meson >/dev/null || missing="$$missing meson"; \
+	command -v ninja >/dev/null || missing="$$missing ninja"; \
+	pkg-config --exists libibverbs 2>/dev/null || missing="$$missing libibverbs-dev"; \
+	if [ -n "$$missing" ]; then \
+		echo "scire: missing build dependencies:$$missing" >&2; \
+		echo "scire: install them with: sudo scripts/setup" >&2; \
+		exit 1; \
+	fi
+
+kernel: deps-ok
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KBUILD_VERBOSE=$(V) W=1 modules
+
+user: deps-ok
+	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true
+	ninja -C $(BUILD)
+
+# --- checks ---------------------------------------------------------------
+
+# sparse over every kernel source (C=2 checks all files, not just rebuilt ones).
+sparse: deps-ok
+	@command -v sparse >/dev/null || { echo "scire: sparse missing: run scripts/setup" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | tee $(BUILD)/sparse.log
+	@! grep -E '(warning|error):' $(BUILD)/sparse.log
+
+checkpatch:
+	@[ -x $(CHECKPATCH) ] || { echo "scire: $(CHECKPATCH) missing: run scripts/setup" >&2; exit 1; }
+	$(CHECKPATCH) --strict --no-tree --terse --show-types \
+		--ignore FILE_PATH_CHANGES \
+		-f $(KSRC)
+
+provider-werror: user
+
+# Host checks and VM selftests; the last line is "N passed, N failed".
+check:
+	@scripts/check
+
+demo:
+	@scripts/demo
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
+	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * scire: the one kernel <-> user ABI.
+ *
+ * Everything the kernel module and the user provider (libscire) exchange is
+ * declared here and nowhere else: UHW request/response payloads of the core
+ * verbs, the layout of the rings shared through mmap, and the ids of scire's
+ * own uverbs objects, methods and attributes.
+ *
+ * Ring rule, written once: the side that produces entries writes the entry,
+ * then publishes the new producer index with a store-release; the side that
+ * consumes reads the producer index with a load-acquire before reading any
+ * entry, and publishes its consumer index with a store-release once it is done
+ * with the entries. Indices are free-running 32-bit counters; the slot of
+ * index i is (i & (num_entries - 1)), num_entries being a power of two.
+ * The kernel never trusts an index user space wrote: it clamps and checks it.
+ */
+#ifndef SCIRE_ABI_USER_H
+#define SCIRE_ABI_USER_H
+
+#include <linux/types.h>
+
+/* uverbs ABI version (ib_device_ops.uverbs_abi_ver); bump on any change here. */
+#define SCIRE_UVERBS_ABI_VERSION	1
+
+/*
+ * sysfs attribute of every scire ib_device
+ * (/sys/class/infiniband/<ibdev>/scire_abi_version): holds
+ * SCIRE_UVERBS_ABI_VERSION in decimal. The provider matches devices on it,
+ * so any device name works.
+ */
+#define SCIRE_SYSFS_ABI_ATTR		"scire_abi_version"
+
+/* Size of the lines that separate producer and consumer indices. */
+#define SCIRE_RING_LINE			64
+
+/*
+ * struct scire_alloc_ucontext_resp - UHW response of GET_CONTEXT.
+ * @abi_version:	SCIRE_UVERBS_ABI_VERSION of the running module.
+ * @comp_mask:		reserved, 0.
+ * @cqe_size:		bytes per CQE in a CQ ring (sizeof(struct scire_cqe)).
+ * @cq_ring_hdr_size:	bytes from the start of a CQ mapping to CQE slot 0.
+ * @max_cqe:		largest num_entries a CQ ring may have.
+ * @reserved:		0.
+ */
+struct scire_alloc_ucontext_resp {
+	__u32 abi_version;
+	__u32 comp_mask;
+	__u32 cqe_size;
+	__u32 cq_ring_hdr_size;
+	__u32 max_cqe;
+	__u32 reserved;
+};
+
+/*
+ * struct scire_create_cq_resp - UHW response of CREATE_CQ and RESIZE_CQ.
+ * @mmap_offset:	offset to pass to mmap(2) on the uverbs fd for the ring.
+ * @mmap_size:		length of that mapping in bytes.
+ * @cqn:		CQ number (device-unique, for debugging and tracing).
+ * @num_entries:	slots in the ring, a power of two >= the requested cqe.
+ *
+ * CREATE_CQ and RESIZE_CQ take no UHW request; any request bytes sent must
+ * be zero. After RESIZE_CQ the old mapping no longer receives CQEs: the
+ * kernel has moved every unconsumed CQE to the new ring, in order, and the
+ * new ring's consumer index equals the old one's.
+ */
+struct scire_create_cq_resp {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 cqn;
+	__u32 num_entries;
+};
+
+/* CQ arm requests (struct scire_cq_ring.arm). */
+enum scire_cq_arm {
+	SCIRE_CQ_ARM_NEXT	= 1 << 0,	/* event on the next CQE */
+	SCIRE_CQ_ARM_SOLICITED	= 1 << 1,	/* event on the next solicited or error CQE */
+};
+
+/* CQ state flags the kernel reports (struct scire_cq_ring.flags). */
+enum scire_cq_flags {
+	SCIRE_CQ_F_OVERFLOW	= 1 << 0,	/* a CQE was lost; the CQ is in error */
+};
+
+/* Completion opcodes (struct scire_cqe.opcode). */
+enum scire_cqe_opcode {
+	SCIRE_CQE_OP_SEND		= 0,
+	SCIRE_CQE_OP_RDMA_WRITE		= 1,
+	SCIRE_CQE_OP_RDMA_READ		= 2,
+	SCIRE_CQE_OP_COMP_SWAP		= 3,
+	SCIRE_CQE_OP_FETCH_ADD		= 4,
+	SCIRE_CQE_OP_LOCAL_INV		= 5,
+	SCIRE_CQE_OP_REG_MR		= 6,
+	SCIRE_CQE_OP_BIND_MW		= 7,
+	SCIRE_CQE_OP_RECV		= 8,
+	SCIRE_CQE_OP_RECV_RDMA_IMM	= 9,
+	SCIRE_CQE_OP_MAX,
+};
+
+/* Completion flags (struct scire_cqe.flags). */
+enum scire_cqe_flags {
+	SCIRE_CQE_F_GRH		= 1 << 0,	/* a GRH precedes the UD payload */
+	SCIRE_CQE_F_IMM		= 1 << 1,	/* imm_data holds immediate data */
+	SCIRE_CQE_F_INV		= 1 << 2,	/* imm_data holds an invalidated rkey */
+	SCIRE_CQE_F_SOLICITED	= 1 << 3,	/* the SE bit was set (not reported to verbs) */
+};
+
+/*
+ * Completion status (struct scire_cqe.status): the IBA completion status
+ * codes (IBA 11.4.2.1), numbered as enum ib_wc_status / enum ibv_wc_status.
+ */
+#define SCIRE_CQE_STATUS_MAX	22	/* IB_WC_GENERAL_ERR + 1 */
+
+/*
+ * struct scire_cqe - one completion queue entry, 64 bytes.
+ * @wr_id:	the work request's wr_id.
+ * @status:	completion status (IBA numbering, see SCIRE_CQE_STATUS_MAX).
+ * @opcode:	enum scire_cqe_opcode.
+ * @vendor_err:	scire-specific detail for an error status, else 0.
+ * @byte_len:	bytes received (receive completions) or transferred.
+ * @imm_data:	immediate data (network byte order) or invalidated rkey.
+ * @qp_num:	local QP number.
+ * @src_qp:	remote QP number (UD and GSI receives).
+ * @flags:	enum scire_cqe_flags.
+ * @pkey_index:	P_Key index (GSI receives).
+ * @slid:	source LID (0 on RoCE).
+ * @sl:		service level.
+ * @dlid_path_bits: 0 on RoCE.
+ * @network_hdr_type: RDMA_NETWORK_* of the received GRH (UD, GSI).
+ * @reserved0:	0.
+ * @smac:	source MAC (UD and GSI receives).
+ * @vlan_id:	VLAN id or 0xffff.
+ * @reserved1:	0.
+ */
+struct scire_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 imm_data;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 network_hdr_type;
+	__u8 reserved0;
+	__u8 smac[6];
+	__u16 vlan_id;
+	__u32 reserved1[2];
+};
+
+/*
+ * struct scire_cq_ring - the head of a CQ mapping; CQE slot 0 follows at
+ * cq_ring_hdr_size (struct scire_alloc_ucontext_resp).
+ * @producer:	written by the kernel (store-release) after the CQE.
+ * @consumer:	written by user space (store-release) after consuming.
+ * @arm:	enum scire_cq_arm; user space sets bits with an atomic OR to arm
+ *		the CQ, the kernel clears them with an atomic exchange when it
+ *		raises the completion event.
+ * @flags:	enum scire_cq_flags, written by the kernel.
+ *
+ * Producer, consumer and the arm word live on separate SCIRE_RING_LINE lines
+ * so the two sides never write the same cache line.
+ */
+struct scire_cq_ring {
+	__u32 producer;
+	__u32 pad0[SCIRE_RING_LINE / 4 - 1];
+	__u32 consumer;
+	__u32 pad1[SCIRE_RING_LINE / 4 - 1];
+	__u32 arm;
+	__u32 flags;
+	__u32 pad2[SCIRE_RING_LINE / 4 - 2];
+	struct scire_cqe cqe[];
+};
+
+#endif /* SCIRE_ABI_USER_H */

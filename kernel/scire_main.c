@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: module, device life cycle, rdma link type and netdev tracking.
+ *
+ * A device is created by "rdma link add NAME type scire netdev IFACE" and
+ * lives until "rdma link delete NAME", until its netdev is unregistered, or
+ * until the module is unloaded, whichever comes first. All three end in
+ * __ib_unregister_device(), which calls scire_dealloc_driver() once.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <linux/module.h>
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "scire.h"
+
+MODULE_AUTHOR("The scire authors");
+MODULE_DESCRIPTION("scire: software RoCEv2 RDMA device with a SCIF-style RMA bridge");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("scire");
+
+/*
+ * Every scire device, registered or on its way in or out. The mutex is never
+ * held across a call into the core that may take RTNL (registration), since
+ * the netdev notifier takes it with RTNL held.
+ */
+static LIST_HEAD(scire_devs);
+static DEFINE_MUTEX(scire_devs_lock);
+
+static ssize_t scire_abi_version_show(struct device *device,
+				      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", SCIRE_UVERBS_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(scire_abi_version);
+
+/*
+ * The provider matches scire devices on this file: our driver_id is
+ * RDMA_DRIVER_UNKNOWN (there is none for an out-of-tree driver), so neither
+ * the driver id nor a name prefix can identify us.
+ */
+static struct attribute *scire_dev_attrs[] = {
+	&dev_attr_scire_abi_version.attr,
+	NULL,
+};
+
+static const struct attribute_group scire_dev_attr_group = {
+	.attrs = scire_dev_attrs,
+};
+
+static void scire_dealloc_driver(struct ib_device *ibdev)
+{
+	struct scire_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&scire_devs_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&scire_devs_lock);
+
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(!xa_empty(&sdev->cq_xa));
+	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->cq_xa);
+}
+
+static const struct ib_device_ops scire_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SCIRE_UVERBS_ABI_VERSION,
+
+	.alloc_pd = scire_alloc_pd,
+	.alloc_ucontext = scire_alloc_ucontext,
+	.create_cq = scire_create_cq,
+	.dealloc_driver = scire_dealloc_driver,
+	.dealloc_pd = scire_dealloc_pd,
+	.dealloc_ucontext = scire_dealloc_ucontext,
+	.dereg_mr = scire_dereg_mr,
+	.destroy_cq = scire_destroy_cq,
+	.device_group = &scire_dev_attr_group,
+	.disassociate_ucontext = scire_disassociate_ucontext,
+	.get_dma_mr = scire_get_dma_mr,
+	.get_link_layer = scire_get_link_layer,
+	.get_port_immutable = scire_get_port_immutable,
+	.mmap = scire_mmap,
+	.mmap_free = scire_mmap_free,
+	.poll_cq = scire_poll_cq,
+	.query_device = scire_query_device,
+	.query_pkey = scire_query_pkey,
+	.query_port = scire_query_port,
+	.reg_user_mr = scire_reg_user_mr,
+	.req_notify_cq = scire_req_notify_cq,
+	.resize_cq = scire_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, scire_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, scire_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, scire_ucontext, ibuc),
+};
+
+static enum ib_port_state scire_netdev_port_state(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+/**
+ * scire_port_update() - follow the netdev's running/carrier state.
+ * @sdev: a registered scire device.
+ *
+ * Sets the port state from the netdev and, on a change, dispatches
+ * IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR (IBA 11.6.3, unaffiliated
+ * asynchronous events), which also reach user space through
+ * ibv_get_async_event().
+ *
+ * Context: process or atomic context; takes scire_dev.port_lock.
+ */
+void scire_port_update(struct scire_dev *sdev)
+{
+	enum ib_port_state state = scire_netdev_port_state(sdev->netdev);
+	struct ib_event event = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+	unsigned long flags;
+	bool changed;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	changed = sdev->port_state != state;
+	sdev->port_state = state;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+
+	if (!changed)
+		return;
+	event.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&event);
+}
+
+static bool scire_netdev_supported(const struct net_device *ndev)
+{
+	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
+}
+
+static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct scire_dev *sdev, *other;
+	int ret;
+
+	if (!scire_netdev_supported(ndev))
+		return -EINVAL;
+
+	sdev = ib_alloc_device(scire_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+
+	sdev->netdev = ndev;
+	INIT_LIST_HEAD(&sdev->list);
+	spin_lock_init(&sdev->port_lock);
+	sdev->port_state = scire_netdev_port_state(ndev);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->cq_xa, XA_FLAGS_ALLOC);
+	atomic_set(&sdev->num_pd, 0);
+	atomic_set(&sdev->num_cq, 0);
+	atomic_set(&sdev->num_mr, 0);
+
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = num_possible_cpus();
+	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
+			    ndev->dev_addr);
+	snprintf(sdev->ibdev.node_desc, sizeof(sdev->ibdev.node_desc),
+		 "scire %s", ndev->name);
+	ib_set_device_ops(&sdev->ibdev, &scire_dev_ops);
+
+	/* One scire device per netdev: two would fight over the QPN space. */
+	mutex_lock(&scire_devs_lock);
+	list_for_each_entry(other, &scire_devs, list) {
+		if (other->netdev == ndev) {
+			mutex_unlock(&scire_devs_lock);
+			ret = -EEXIST;
+			goto err_dealloc;
+		}
+	}
+	list_add_tail(&sdev->list, &scire_devs);
+	mutex_unlock(&scire_devs_lock);
+
+	ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (ret)
+		goto err_dealloc;
+
+	/* NULL DMA device: virtual DMA, SGEs carry kernel virtual addresses. */
+	ret = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
+	if (ret)
+		goto err_dealloc;
+
+	/*
+	 * The netdev may have started unregistering while we registered, after
+	 * the notifier looked for us; NETDEV_UNREGISTER would then never be
+	 * seen for this device and the netdev would wait on our reference.
+	 */
+	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED) {
+		ib_unregister_device(&sdev->ibdev);
+		return -ENODEV;
+	}
+	return 0;
+
+err_dealloc:
+	/* Calls scire_dealloc_driver(), which unlists sdev. */
+	ib_dealloc_device(&sdev->ibdev);
+	return ret;
+}
+
+static struct rdma_link_ops scire_link_ops = {
+	.type = "scire",
+	.newlink = scire_newlink,
+};
+
+/* Find and hold the registered scire device on @ndev, if any. */
+static struct scire_dev *scire_get_by_netdev(struct net_device *ndev)
+{
+	struct scire_dev *sdev, *found = NULL;
+
+	mutex_lock(&scire_devs_lock);
+	list_for_each_entry(sdev, &scire_devs, list) {
+		if (sdev->netdev == ndev) {
+			if (ib_device_try_get(&sdev->ibdev))
+				found = sdev;
+			break;
+		}
+	}
+	mutex_unlock(&scire_devs_lock);
+	return found;
+}
+
+static int scire_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct scire_dev *sdev;
+
+	sdev = scire_get_by_netdev(ndev);
+	if (!sdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		scire_port_update(sdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block scire_netdev_notifier = {
+	.notifier_call = scire_netdev_event,
+};
+
+/*
+ * Unregister every scire device. ib_unregister_driver() cannot be used: it
+ * matches on driver_id, and ours (RDMA_DRIVER_UNKNOWN) is shared with any
+ * other out-of-tree driver.
+ */
+static void scire_unregister_all(void)
+{
+	struct scire_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&scire_devs_lock);
+		sdev = list_first_entry_or_null(&scire_devs, struct scire_dev,
+						list);
+		/* Keep the memory while we wait outside the lock. */
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&scire_devs_lock);
+		if (!sdev)
+			break;
+		/*
+		 * Unregisters, or waits for an unregistration already under
+		 * way; either way scire_dealloc_driver() has unlisted sdev
+		 * when it returns.
+		 */
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init scire_init(void)
+{
+	int ret;
+
+	ret = register_netdevice_notifier(&scire_netdev_notifier);
+	if (ret)
+		return ret;
+	rdma_link_register(&scire_link_ops);
+	return 0;
+}
+
+static void __exit scire_exit(void)
+{
+	rdma_link_unregister(&scire_link_ops);
+	scire_unregister_all();
+	unregister_netdevice_notifier(&scire_netdev_notifier);
+}
+
+module_init(scire_init);
+module_exit(scire_exit);

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: device, port, user context, mmap and PD verbs.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "scire.h"
+
+/**
+ * scire_udata_in_ok() - check a UHW request scire defines no fields for.
+ * @udata: the core's udata, or NULL for a kernel caller.
+ *
+ * A request that carries bytes must carry zeros only: a non-zero byte is a
+ * field a newer provider expects this module to understand, and ignoring it
+ * silently would change the meaning of the call.
+ *
+ * Return: true if the request may be served.
+ */
+bool scire_udata_in_ok(struct ib_udata *udata)
+{
+	return !udata || !udata->inlen ||
+	       ib_is_udata_cleared(udata, 0, udata->inlen);
+}
+
+/**
+ * scire_query_device() - report the device's attributes and limits.
+ * @ibdev: the device.
+ * @attr: filled in.
+ * @udata: UHW of QUERY_DEVICE_EX; scire defines none, so it must be empty.
+ *
+ * Queue pair limits are zero: this version has no QPs, so the core treats
+ * the device as user-only (no kernel ULPs) and tools report it truthfully.
+ *
+ * Return: 0, or -EINVAL for a non-empty UHW.
+ */
+int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	struct scire_dev *sdev = to_sdev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = SCIRE_UVERBS_ABI_VERSION;
+	attr->sys_image_guid = sdev->ibdev.node_guid;
+	attr->max_mr_size = SCIRE_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = SCIRE_VENDOR_ID;
+	attr->vendor_part_id = 0;
+	attr->hw_ver = 0;
+	attr->max_cq = SCIRE_MAX_CQ;
+	attr->max_cqe = SCIRE_MAX_CQE;
+	attr->max_mr = SCIRE_MAX_MR;
+	attr->max_pd = SCIRE_MAX_PD;
+	attr->max_pkeys = SCIRE_PKEY_TBL_LEN;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+/**
+ * scire_query_port() - report port 1's attributes.
+ * @ibdev: the device.
+ * @port: port number; the core only passes valid ones (1).
+ * @attr: filled in; the core zeroed it.
+ *
+ * State follows the netdev (running with carrier: ACTIVE). The active MTU
+ * is the largest IB MTU whose RoCEv2 packet fits the netdev MTU.
+ *
+ * Return: 0.
+ */
+int scire_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct scire_dev *sdev = to_sdev(ibdev);
+	unsigned long flags;
+	enum ib_mtu mtu;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	attr->state = sdev->port_state;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
+	mtu = ib_mtu_int_to_enum(READ_ONCE(sdev->netdev->mtu) -
+				 SCIRE_MAX_HDR_LEN);
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = min(mtu, IB_MTU_4096);
+	attr->gid_tbl_len = SCIRE_GID_TBL_LEN;
+	attr->pkey_tbl_len = SCIRE_PKEY_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 1U << 31;
+	attr->max_vl_num = 1;
+	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				&attr->active_width);
+}
+
+/**
+ * scire_query_pkey() - read the P_Key table (one entry: the default P_Key).
+ * @ibdev: the device.
+ * @port: port number.
+ * @index: table index.
+ * @pkey: filled in.
+ *
+ * Return: 0, or -EINVAL for an index past the table.
+ */
+int scire_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index >= SCIRE_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+/**
+ * scire_get_port_immutable() - port properties fixed for the device's life.
+ * @ibdev: the device.
+ * @port: port number.
+ * @immutable: filled in.
+ *
+ * The port speaks RoCEv2 (RoCE over UDP, IBA Annex A17); the core then builds
+ * the GID table from the netdev's IP addresses.
+ *
+ * Return: 0, or an error from ib_query_port().
+ */
+int scire_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr = {};
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &attr);
+	if (ret)
+		return ret;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/**
+ * scire_get_link_layer() - the link layer of a port.
+ * @ibdev: the device.
+ * @port: port number.
+ *
+ * Return: IB_LINK_LAYER_ETHERNET.
+ */
+enum rdma_link_layer scire_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/**
+ * scire_alloc_ucontext() - set up a user process's context.
+ * @ibuc: the core-allocated context.
+ * @udata: GET_CONTEXT UHW: no request fields; the response is
+ *	   struct scire_alloc_ucontext_resp and must fit whole.
+ *
+ * Return: 0, -EINVAL for a non-zero request or a short response buffer,
+ * -EFAULT if the response cannot be written.
+ */
+int scire_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct scire_alloc_ucontext_resp resp = {
+		.abi_version = SCIRE_UVERBS_ABI_VERSION,
+		.cqe_size = sizeof(struct scire_cqe),
+		.cq_ring_hdr_size = offsetof(struct scire_cq_ring, cqe),
+		.max_cqe = SCIRE_MAX_CQE,
+	};
+
+	if (!scire_udata_in_ok(udata) || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/**
+ * scire_dealloc_ucontext() - release a user context.
+ * @ibuc: the context; every object in it has been destroyed by the core.
+ */
+void scire_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
+ * scire_disassociate_ucontext() - cut a live context off its device.
+ * @ibuc: the context of a process that still holds the device open.
+ *
+ * Called when the device goes away under a running process. Providing it
+ * lets the core destroy the process's objects, zap its mappings and send it
+ * IB_EVENT_DEVICE_FATAL instead of blocking "rdma link delete" until the
+ * process exits. Every scire resource of a context is an object the core
+ * destroys or an mmap entry it zaps, so nothing is left to do here.
+ */
+void scire_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
+ * scire_mmap_alloc() - allocate memory a user context can map.
+ * @ibuc: the context.
+ * @size: bytes; rounded up to whole pages.
+ *
+ * The memory is zeroed vmalloc_user() memory. It belongs to the returned
+ * entry: scire_mmap_remove() withdraws it from the driver, and it is freed
+ * once no VMA maps it either.
+ *
+ * Context: process context, may sleep.
+ * Return: the entry, or an ERR_PTR: -ENOMEM, or an error of
+ * rdma_user_mmap_entry_insert().
+ */
+struct scire_mmap_entry *scire_mmap_alloc(struct ib_ucontext *ibuc,
+					  size_t size)
+{
+	struct scire_mmap_entry *entry;
+	int ret;
+
+	size = PAGE_ALIGN(size);
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->addr = vmalloc_user(size);
+	if (!entry->addr) {
+		kfree(entry);
+		return ERR_PTR(-ENOMEM);
+	}
+	ret = rdma_user_mmap_entry_insert(ibuc, &entry->rdma, size);
+	if (ret) {
+		vfree(entry->addr);
+		kfree(entry);
+		return ERR_PTR(ret);
+	}
+	return entry;
+}
+
+/**
+ * scire_mmap_remove() - withdraw mmap-able memory from its context.
+ * @entry: from scire_mmap_alloc().
+ *
+ * New mmap(2) calls on the entry's offset fail; existing mappings stay
+ * valid until unmapped, and the memory is freed after the last one.
+ */
+void scire_mmap_remove(struct scire_mmap_entry *entry)
+{
+	rdma_user_mmap_entry_remove(&entry->rdma);
+}
+
+/**
+ * scire_mmap() - map a ring into a user process.
+ * @ibuc: the context owning the mmap offset.
+ * @vma: the caller's mapping; must cover the entry exactly and be shared.
+ *
+ * Return: 0, -EINVAL for an unknown offset, a size mismatch or a private
+ * mapping, -EPERM for an executable mapping.
+ */
+int scire_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma;
+	struct scire_mmap_entry *entry;
+	int ret;
+
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+
+	/* Checks the VMA's size against the entry's. */
+	rdma = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!rdma)
+		return -EINVAL;
+	entry = container_of(rdma, struct scire_mmap_entry, rdma);
+	vma->vm_flags &= ~VM_MAYEXEC;
+	ret = remap_vmalloc_range(vma, entry->addr, 0);
+	rdma_user_mmap_entry_put(rdma);
+	return ret;
+}
+
+/**
+ * scire_mmap_free() - free mmap-able memory once nothing refers to it.
+ * @rdma: the core's entry, with no references left.
+ */
+void scire_mmap_free(struct rdma_user_mmap_entry *rdma)
+{
+	struct scire_mmap_entry *entry =
+		container_of(rdma, struct scire_mmap_entry, rdma);
+
+	vfree(entry->addr);
+	kfree(entry);
+}
+
+/**
+ * scire_alloc_pd() - create a protection domain.
+ * @ibpd: the core-allocated PD.
+ * @udata: ALLOC_PD UHW (no fields), or NULL for a kernel caller.
+ *
+ * Return: 0, -EINVAL for a non-zero UHW request, -ENOMEM past max_pd.
+ */
+int scire_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct scire_dev *sdev = to_sdev(ibpd->device);
+
+	if (!scire_udata_in_ok(udata))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_pd) > SCIRE_MAX_PD) {
+		atomic_dec(&sdev->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * scire_dealloc_pd() - destroy a protection domain.
+ * @ibpd: the PD; the core has checked that no object uses it.
+ * @udata: unused.
+ *
+ * Return: 0.
+ */
+int scire_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_sdev(ibpd->device)->num_pd);
+	return 0;
+}
