@@ -57,12 +57,14 @@ struct scire_alloc_ucontext_resp {
  * @mmap_offset:	offset to pass to mmap(2) on the uverbs fd for the ring.
  * @mmap_size:		length of that mapping in bytes.
  * @cqn:		CQ number (device-unique, for debugging and tracing).
- * @num_entries:	slots in the ring, a power of two >= the requested cqe.
+ * @num_entries:	slots in the ring, a power of two >= the requested cqe and
+ *		<= the context's max_cqe.
  *
  * CREATE_CQ and RESIZE_CQ take no UHW request; any request bytes sent must
  * be zero. After RESIZE_CQ the old mapping no longer receives CQEs: the
- * kernel has moved every unconsumed CQE to the new ring, in order, and the
- * new ring's consumer index equals the old one's.
+ * kernel has moved every unconsumed CQE and the arm bits to the new ring, in
+ * order, and the new ring's producer and consumer indices equal the old
+ * ones.
  */
 struct scire_create_cq_resp {
 	__aligned_u64 mmap_offset;
@@ -90,7 +92,7 @@ enum scire_cqe_opcode {
 	SCIRE_CQE_OP_COMP_SWAP		= 3,
 	SCIRE_CQE_OP_FETCH_ADD		= 4,
 	SCIRE_CQE_OP_LOCAL_INV		= 5,
-	SCIRE_CQE_OP_REG_MR		= 6,
+	SCIRE_CQE_OP_REG_MR		= 6,	/* kernel CQs only */
 	SCIRE_CQE_OP_BIND_MW		= 7,
 	SCIRE_CQE_OP_RECV		= 8,
 	SCIRE_CQE_OP_RECV_RDMA_IMM	= 9,
@@ -118,7 +120,9 @@ enum scire_cqe_flags {
  * @opcode:	enum scire_cqe_opcode.
  * @vendor_err:	scire-specific detail for an error status, else 0.
  * @byte_len:	bytes received (receive completions) or transferred.
- * @imm_data:	immediate data (network byte order) or invalidated rkey.
+ * @imm_data:	with SCIRE_CQE_F_IMM, immediate data in network byte order
+ *		(as on the wire); with SCIRE_CQE_F_INV, the invalidated rkey
+ *		in host byte order.
  * @qp_num:	local QP number.
  * @src_qp:	remote QP number (UD and GSI receives).
  * @flags:	enum scire_cqe_flags.

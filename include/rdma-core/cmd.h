@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * scire: the legacy command structs that rdma-core's ibv_cmd_* helpers take,
+ * and the prototypes of the IBVERBS_PRIVATE_34 helpers libscire calls.
+ *
+ * Each ibv_cmd_X(..., cmd, cmd_size, resp, resp_size) helper treats
+ *   cmd  bytes [sizeof(*cmd), cmd_size)   as the driver's UHW input and
+ *   resp bytes [sizeof(*resp), resp_size) as the driver's UHW output.
+ * The command struct is an 8-byte write() header followed by the kernel's
+ * request struct (rdma-core kern-abi.h DECLARE_CMD); libibverbs fills its
+ * core fields itself. Driver responses follow the kernel's core response
+ * with no padding in between; VERBS_DRV_RESP() declares and checks that.
+ *
+ * The core layouts come from the kernel uAPI (<rdma/ib_user_verbs.h>);
+ * only the wrapping is ours. As in rdma-core, a kernel struct ending in a
+ * flexible driver_data[] array is embedded (a GNU C extension): that array
+ * is where the driver payload goes.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#ifndef SCIRE_RDMA_CORE_CMD_H
+#define SCIRE_RDMA_CORE_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "driver.h"
+
+/* Header of the extended write() commands (rdma-core kern-abi.h). */
+struct ex_hdr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+/*
+ * Nesting a struct that ends in a flexible array is the GNU extension noted
+ * above; rdma-core relies on it too. Keep clang's default warnings and
+ * -Wpedantic quiet about it, here only.
+ */
+#if defined(__clang__)
+#define VERBS_FAM_NESTED_BEGIN						\
+	_Pragma("clang diagnostic push")				\
+	_Pragma("clang diagnostic ignored \"-Wpedantic\"")		\
+	_Pragma("clang diagnostic ignored \"-Wgnu-variable-sized-type-not-at-end\"") \
+	_Pragma("clang diagnostic ignored \"-Wflexible-array-extensions\"")
+#define VERBS_FAM_NESTED_END _Pragma("clang diagnostic pop")
+#else
+#define VERBS_FAM_NESTED_BEGIN						\
+	_Pragma("GCC diagnostic push")					\
+	_Pragma("GCC diagnostic ignored \"-Wpedantic\"")
+#define VERBS_FAM_NESTED_END _Pragma("GCC diagnostic pop")
+#endif
+
+#define VERBS_LEGACY_CMD(name, kabi)					\
+	VERBS_FAM_NESTED_BEGIN						\
+	struct name {							\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		struct kabi core_payload;				\
+	};								\
+	VERBS_FAM_NESTED_END						\
+	_Static_assert(sizeof(struct name) ==				\
+		       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct kabi), \
+		       #name " must be header + " #kabi)
+
+#define VERBS_EX_CMD(name, kabi)					\
+	VERBS_FAM_NESTED_BEGIN						\
+	struct name {							\
+		struct ex_hdr hdr;					\
+		struct kabi core_payload;				\
+	};								\
+	VERBS_FAM_NESTED_END						\
+	_Static_assert(sizeof(struct name) ==				\
+		       sizeof(struct ex_hdr) + sizeof(struct kabi),	\
+		       #name " must be ex header + " #kabi)
+
+VERBS_LEGACY_CMD(ibv_get_context, ib_uverbs_get_context);
+VERBS_LEGACY_CMD(ibv_query_port, ib_uverbs_query_port);
+VERBS_LEGACY_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+VERBS_LEGACY_CMD(ibv_create_cq, ib_uverbs_create_cq);
+VERBS_LEGACY_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+VERBS_LEGACY_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+VERBS_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+
+/* Sizes as measured against rdma-core v44.0 (reference table, §1.10). */
+_Static_assert(sizeof(struct ex_hdr) == 24, "ex_hdr size");
+_Static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
+_Static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
+_Static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
+_Static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq size");
+_Static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq size");
+_Static_assert(sizeof(struct ibv_reg_mr) == 48, "ibv_reg_mr size");
+_Static_assert(sizeof(struct ibv_create_cq_ex) == 56, "ibv_create_cq_ex size");
+_Static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8, "get_context resp");
+_Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
+_Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
+_Static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16, "ex create_cq resp");
+_Static_assert(sizeof(struct ib_uverbs_resize_cq_resp) == 8, "resize_cq resp");
+_Static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "reg_mr resp");
+
+/*
+ * A core response followed directly by a driver's UHW response. The kernel
+ * writes the driver part at exactly sizeof(core), so padding between the two
+ * would shift every driver field.
+ */
+#define VERBS_DRV_RESP(name, kabi_resp, drv_resp)			\
+	VERBS_FAM_NESTED_BEGIN						\
+	struct name {							\
+		struct kabi_resp ibv_resp;				\
+		struct drv_resp drv_payload;				\
+	};								\
+	VERBS_FAM_NESTED_END						\
+	_Static_assert(offsetof(struct name, drv_payload) ==		\
+		       sizeof(struct kabi_resp),			\
+		       #name ": padding before the driver payload");	\
+	_Static_assert(sizeof(struct name) ==				\
+		       sizeof(struct kabi_resp) + sizeof(struct drv_resp), \
+		       #name ": padding after the driver payload")
+
+/* ---- IBVERBS_PRIVATE_34 command helpers ------------------------------------
+ * Each returns 0 or a positive errno value (and, mostly, also sets errno).
+ */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+#endif /* SCIRE_RDMA_CORE_CMD_H */
