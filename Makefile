@@ -12,7 +12,7 @@ DESTDIR	?=
 V	?= 0
 
 # Debian's linux-source-6.1 provides checkpatch.pl; scripts/setup unpacks it.
-CACHE		?= $(HOME)/.cache/scire
+CACHE		?= $(or $(SCIRE_CACHE),$(HOME)/.cache/scire)
 LINUX_SRC	?= $(CACHE)/linux-source-6.1
 CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
 
@@ -37,7 +37,7 @@ deps-ok:
 	fi
 
 kernel: deps-ok
-	$(MAKE) -C $(KDIR) M=$(CURDIR) KBUILD_VERBOSE=$(V) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
 
 user: deps-ok
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true
@@ -48,8 +48,12 @@ user: deps-ok
 # sparse over every kernel source (C=2 checks all files, not just rebuilt ones).
 sparse: deps-ok
 	@command -v sparse >/dev/null || { echo "scire: sparse missing: run scripts/setup" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | tee $(BUILD)/sparse.log
-	@! grep -E '(warning|error):' $(BUILD)/sparse.log
+	@mkdir -p $(BUILD)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CF="-D__CHECK_ENDIAN__" modules > $(BUILD)/sparse.log 2>&1 || \
+		{ cat $(BUILD)/sparse.log; exit 1; }
+	@cat $(BUILD)/sparse.log
+	@if grep -qE '(warning|error):' $(BUILD)/sparse.log; then \
+		echo "scire: sparse reported problems" >&2; exit 1; fi
 
 checkpatch:
 	@[ -x $(CHECKPATCH) ] || { echo "scire: $(CHECKPATCH) missing: run scripts/setup" >&2; exit 1; }
