@@ -19,8 +19,8 @@ CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
 KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h)) \
 	   include/uapi/rdma/scire-abi.h
 
-.PHONY: all kernel user deps-ok check check-host check-vm sparse checkpatch \
-	provider-werror demo install clean
+.PHONY: all kernel user deps-ok check sparse checkpatch kernel-doc demo install \
+	clean
 
 all: kernel user
 
@@ -61,7 +61,10 @@ checkpatch:
 		--ignore FILE_PATH_CHANGES \
 		-f $(KSRC)
 
-provider-werror: user
+# Every kernel-doc comment well formed (the headers package ships the tool).
+kernel-doc: deps-ok
+	@out=$$(perl $(KDIR)/scripts/kernel-doc -none $(KSRC) 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
 
 # Host checks and VM selftests; the last line is "N passed, N failed".
 check:
@@ -70,8 +73,15 @@ check:
 demo:
 	@scripts/demo
 
+# As a distro package would: the module under updates/ (unsigned: sign it
+# yourself for Secure Boot), the provider in libibverbs' provider directory
+# and /etc/libibverbs.d/scire.driver (meson install).
+MODDIR	:= /lib/modules/$(KABI)/updates
+
 install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates modules_install
+	install -D -m 644 kernel/scire.ko $(DESTDIR)$(MODDIR)/scire.ko
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KABI); \
+	else echo "scire: run 'depmod -a $(KABI)' on the target"; fi
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
 
 clean:
