@@ -12,7 +12,6 @@
  *
  * Copyright (c) 2026 The scire authors.
  */
-#include <getopt.h>
 
 #include "scire_events.h"
 
@@ -28,21 +27,9 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	double deadline;
 	char *buf;
-	int c, ret;
+	int ret;
 
-	t_name = "scire_hold";
-	while ((c = getopt(argc, argv, "d:")) != -1) {
-		if (c == 'd')
-			dev = optarg;
-		else
-			return T_EXIT_FAIL;
-	}
-	if (!dev) {
-		fprintf(stderr, "usage: %s -d DEV\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
-
-	ctx = t_open_device(dev);
+	ctx = t_open_from_args("scire_hold", argc, argv, &dev);
 	t_async_nonblock(ctx);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)

@@ -16,7 +16,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -393,21 +392,9 @@ int main(int argc, char **argv)
 	const char *dev = NULL;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	int c, ret;
+	int ret;
 
-	t_name = "scire_objects";
-	while ((c = getopt(argc, argv, "d:")) != -1) {
-		if (c == 'd')
-			dev = optarg;
-		else
-			return T_EXIT_FAIL;
-	}
-	if (!dev) {
-		fprintf(stderr, "usage: %s -d DEV\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
-
-	ctx = t_open_device(dev);
+	ctx = t_open_from_args("scire_objects", argc, argv, &dev);
 	check_device(ctx, &attr);
 
 	pd = ibv_alloc_pd(ctx);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -122,6 +123,31 @@ static inline struct ibv_context *t_open_device(const char *name)
 		t_fatal("no verbs device '%s' (libibverbs sees:%s); is libscire installed or RDMAV_DRIVERS=<build>/providers/scire/libscire set? IBV_SHOW_WARNINGS=1 tells more",
 			name, n ? seen : " nothing");
 	return ctx;
+}
+
+/*
+ * Parse the "-d DEV" command line of a test that takes nothing else, name
+ * the test, and open DEV; *devp is set to DEV (argv memory).
+ */
+static inline struct ibv_context *t_open_from_args(const char *name, int argc,
+						   char **argv,
+						   const char **devp)
+{
+	const char *dev = NULL;
+	int c;
+
+	t_name = name;
+	while ((c = getopt(argc, argv, "d:")) != -1) {
+		if (c != 'd')
+			exit(T_EXIT_FAIL);
+		dev = optarg;
+	}
+	if (!dev) {
+		fprintf(stderr, "usage: %s -d DEV\n", argv[0]);
+		exit(T_EXIT_FAIL);
+	}
+	*devp = dev;
+	return t_open_device(dev);
 }
 
 static inline double t_now(void)
