@@ -27,16 +27,22 @@ enum {
 
 static const char *t_name = "test";
 
+/* "FAIL: <test>: <message>" on stderr. */
+static inline void t_vreport_fail(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "FAIL: %s: ", t_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 /* Stop the test: a step it depends on failed. */
 static inline void __attribute__((noreturn, format(printf, 1, 2))) t_fatal(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "FAIL: %s: ", t_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	t_vreport_fail(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(T_EXIT_FAIL);
 }
 
@@ -59,11 +65,9 @@ static inline void __attribute__((format(printf, 1, 2))) t_fail(const char *fmt,
 {
 	va_list ap;
 
-	fprintf(stderr, "FAIL: %s: ", t_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	t_vreport_fail(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	t_failures++;
 }
 
