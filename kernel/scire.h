@@ -14,10 +14,18 @@
 #include <linux/completion.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
+#include <linux/skbuff.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include <rdma/scire-abi.h>
+
+#include "scire_hdr.h"
 
 /*
  * Device limits. They bound the kernel memory one process can pin or
@@ -29,6 +37,14 @@
 #define SCIRE_MAX_CQE		BIT(16)	/* ring: 4 MiB of CQEs */
 #define SCIRE_MAX_MR		BIT(20)
 #define SCIRE_MAX_MR_SIZE	BIT_ULL(40)
+#define SCIRE_MAX_QP		BIT(16)
+#define SCIRE_MAX_QP_WR		BIT(14)	/* per SQ/RQ, power of two */
+#define SCIRE_MAX_SRQ		BIT(16)
+#define SCIRE_MAX_SRQ_WR	BIT(14)
+#define SCIRE_MAX_SGE		32
+#define SCIRE_MAX_INLINE	512
+#define SCIRE_MAX_RD_ATOMIC	128	/* max_qp_rd_atom, max_qp_init_rd_atom */
+#define SCIRE_MAX_MR_PAGES	BIT(16)	/* fast-registration page list */
 #define SCIRE_GID_TBL_LEN	128
 #define SCIRE_PKEY_TBL_LEN	1
 #define SCIRE_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
@@ -50,14 +66,23 @@
  * @port_lock:	protects @port_state.
  * @port_state:	IB_PORT_ACTIVE when the netdev is running with carrier,
  *		else IB_PORT_DOWN.
- * @mr_xa:	MRs by key index (lkey/rkey >> 8).
+ * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
  * @mr_next:	cyclic allocation cursor for @mr_xa.
  * @key_gen:	low byte of the next key, so a recycled index gets a new key.
  * @cq_xa:	CQs by CQ number.
  * @cq_next:	cyclic allocation cursor for @cq_xa.
+ * @qp_xa:	QPs by QP number (2..2^24-1; QP1 is the GSI QP). Readers
+ *		from the wire look up under RCU and take a reference.
+ * @qp_next:	cyclic allocation cursor for @qp_xa.
+ * @srq_xa:	SRQs by SRQ number.
+ * @srq_next:	cyclic allocation cursor for @srq_xa.
+ * @net:	this device's share of the per-namespace UDP socket
+ *		(scire_net.c).
  * @num_pd:	live PDs, bounded by SCIRE_MAX_PD.
  * @num_cq:	live CQs, bounded by SCIRE_MAX_CQ.
- * @num_mr:	live MRs, bounded by SCIRE_MAX_MR.
+ * @num_mr:	live MRs and memory windows, bounded by SCIRE_MAX_MR.
+ * @num_qp:	live QPs, bounded by SCIRE_MAX_QP.
+ * @num_srq:	live SRQs, bounded by SCIRE_MAX_SRQ.
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -72,10 +97,17 @@ struct scire_dev {
 	u8 key_gen;
 	struct xarray cq_xa;
 	u32 cq_next;
+	struct xarray qp_xa;
+	u32 qp_next;
+	struct xarray srq_xa;
+	u32 srq_next;
+	struct scire_net *net;
 
 	atomic_t num_pd;
 	atomic_t num_cq;
 	atomic_t num_mr;
+	atomic_t num_qp;
+	atomic_t num_srq;
 };
 
 /**
@@ -134,37 +166,362 @@ struct scire_cq {
  * @SCIRE_MR_USER:	pinned user pages (ib_umem).
  * @SCIRE_MR_DMA:	all of kernel memory, addressed by kernel virtual
  *			address (the DMA MR; virtual DMA).
+ * @SCIRE_MR_FAST:	a fast-registration MR (alloc_mr): kernel virtual
+ *			addresses of pages, staged by map_mr_sg and made live
+ *			by a REG_MR WQE.
  */
 enum scire_mr_type {
 	SCIRE_MR_USER,
 	SCIRE_MR_DMA,
+	SCIRE_MR_FAST,
+};
+
+/**
+ * enum scire_mr_state - whether an MR's key resolves.
+ * @SCIRE_MR_FREE:	fast-reg MR allocated or invalidated: no access.
+ * @SCIRE_MR_BUSY:	a REG_MR is rewriting it: no access.
+ * @SCIRE_MR_VALID:	registered; user and DMA MRs are always valid.
+ */
+enum scire_mr_state {
+	SCIRE_MR_FREE,
+	SCIRE_MR_BUSY,
+	SCIRE_MR_VALID,
 };
 
 /**
  * struct scire_mr - memory region.
- * @ibmr:	the core MR (lkey, rkey, iova, length live there).
+ * @ibmr:	the core MR. For a fast-reg MR its lkey, rkey, iova and
+ *		length belong to the kernel ULP (ib_update_fast_reg_key,
+ *		ib_map_mr_sg write them at any time); the device's view is
+ *		the key in @state, @iova and @length, fixed at registration.
  * @type:	what the page list describes.
+ * @state:	the key (upper 32 bits: the lkey and rkey the key table
+ *		resolves to this MR; its index bits never change) and enum
+ *		scire_mr_state (lower 32 bits) in one word, so that checking
+ *		"this key, valid" and invalidating are single atomic steps.
+ *		A VALID word is published with a release.
  * @access:	IB_ACCESS_* granted.
+ * @iova:	first byte of the region in its own address space.
+ * @length:	bytes in the region.
  * @umem:	SCIRE_MR_USER: the pinned user memory.
  * @pages:	SCIRE_MR_USER: one struct page per PAGE_SIZE of the region,
- *		starting at the page holding @ibmr.iova.
- * @npages:	entries in @pages.
- * @offset:	byte offset of @ibmr.iova within pages[0].
- * @ref:	held by the key table and by every data-path user.
+ *		starting at the page holding @iova.
+ * @page_va:	SCIRE_MR_FAST: kernel virtual addresses of the live pages,
+ *		each 2^@page_shift bytes; @max_pages entries allocated.
+ * @npages:	live entries in @pages or @page_va.
+ * @offset:	byte offset of @iova within the first page.
+ * @page_shift:	log2 of the page size: PAGE_SHIFT, or for SCIRE_MR_FAST
+ *		the page size of its first map_mr_sg, kept for its life.
+ * @map_va:	SCIRE_MR_FAST: the list map_mr_sg fills; REG_MR swaps it
+ *		with @page_va, so a valid registration is never rewritten.
+ * @max_pages:	SCIRE_MR_FAST: entries in @page_va and @map_va.
+ * @map_npages:	entries filled in @map_va.
+ * @map_offset:	byte offset of the mapped iova within map_va[0].
+ * @num_mw:	memory windows bound to this MR; -1 once dereg has begun.
+ * @ref:	held by the key table, by every bound window and by every
+ *		data-path user.
  * @released:	completed when @ref drops to zero.
  * @rcu:	defers the free past key-table readers.
  */
 struct scire_mr {
 	struct ib_mr ibmr;
 	enum scire_mr_type type;
+	atomic64_t state;
 	int access;
+	u64 iova;
+	u64 length;
 	struct ib_umem *umem;
 	struct page **pages;
+	u64 *page_va;
 	unsigned long npages;
 	unsigned int offset;
+	unsigned int page_shift;
+	u64 *map_va;
+	u32 max_pages;
+	u32 map_npages;
+	unsigned int map_offset;
+	atomic_t num_mw;
 	refcount_t ref;
 	struct completion released;
 	struct rcu_head rcu;
+};
+
+/**
+ * struct scire_wq - an SQ, RQ or SRQ ring as the kernel sees it.
+ * @ring:	the ring head; slots follow at SCIRE_WQ_RING_HDR_SIZE. User
+ *		space may write any of it at any time: the kernel reads
+ *		ring->producer and the slots as untrusted input.
+ * @mmap:	user queues only: the mmap entry owning @ring.
+ * @num_entries: slots, a power of two.
+ * @wqe_size:	bytes per slot, a power of two.
+ * @max_sge:	SGEs a WQE may carry.
+ * @max_inline:	SQ only: inline bytes a WQE may carry.
+ * @consumer:	the kernel's own consumer index (see scire-abi.h); the
+ *		ring's copy is published from it and never read back.
+ * @lock:	kernel queues: serialises posters (ring->producer is then the
+ *		kernel's own). SRQ: also serialises the QPs that take WQEs.
+ */
+struct scire_wq {
+	struct scire_wq_ring *ring;
+	struct scire_mmap_entry *mmap;
+	u32 num_entries;
+	u32 wqe_size;
+	u32 max_sge;
+	u32 max_inline;
+	u32 consumer;
+	spinlock_t lock;	/* see above */
+};
+
+static inline void *scire_wq_slot(struct scire_wq *wq, u32 index)
+{
+	return (u8 *)wq->ring + SCIRE_WQ_RING_HDR_SIZE +
+	       (size_t)(index & (wq->num_entries - 1)) * wq->wqe_size;
+}
+
+/**
+ * struct scire_srq - shared receive queue.
+ * @ibsrq:	the core SRQ; must stay first.
+ * @rq:		the ring.
+ * @srqn:	index in scire_dev.srq_xa.
+ * @limit:	SRQ limit (IBA 10.2.9.4); 0 when disarmed. Read and written
+ *		under @rq.lock.
+ */
+struct scire_srq {
+	struct ib_srq ibsrq;
+	struct scire_wq rq;
+	u32 srqn;
+	u32 limit;
+};
+
+/**
+ * struct scire_av - a resolved RoCEv2 address vector: what a packet to the
+ * peer needs in its Ethernet, IP and UDP headers.
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6.
+ * @sgid:	source GID (IPv4-mapped for IPv4).
+ * @dgid:	destination GID.
+ * @saddr:	@sgid as a socket address, for routing.
+ * @daddr:	@dgid as a socket address.
+ * @smac:	source Ethernet address.
+ * @dmac:	destination Ethernet address.
+ * @vlan_id:	VLAN id, or 0xffff for none.
+ * @traffic_class: GRH traffic class (DSCP and ECN).
+ * @hop_limit:	GRH hop limit (IPv4 TTL).
+ * @flow_label:	GRH flow label (IPv6).
+ * @sl:		service level.
+ * @sgid_index:	index of @sgid in the port's GID table.
+ */
+struct scire_av {
+	enum rdma_network_type network_type;
+	union ib_gid sgid;
+	union ib_gid dgid;
+	union {
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} saddr, daddr;
+	u8 smac[ETH_ALEN];
+	u8 dmac[ETH_ALEN];
+	u16 vlan_id;
+	u8 traffic_class;
+	u8 hop_limit;
+	u32 flow_label;
+	u8 sl;
+	u8 sgid_index;
+};
+
+/**
+ * struct scire_pkt - what the receive path parsed from a RoCEv2 packet,
+ * kept in skb->cb. skb->data points at the BTH; the payload starts at
+ * scire_opcode[opcode].hdr_len and is @paylen bytes (pad and ICRC already
+ * excluded).
+ * @sdev:	device the packet arrived on.
+ * @mask:	scire_opcode[opcode].mask.
+ * @psn:	BTH PSN.
+ * @qpn:	BTH destination QP.
+ * @paylen:	payload bytes.
+ * @opcode:	BTH opcode.
+ * @ackreq:	BTH AckReq.
+ * @se:		BTH SE.
+ */
+struct scire_pkt {
+	struct scire_dev *sdev;
+	u32 mask;
+	u32 psn;
+	u32 qpn;
+	u32 paylen;
+	u8 opcode;
+	bool ackreq;
+	bool se;
+};
+
+static inline struct scire_pkt *scire_pkt(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct scire_pkt) > sizeof(skb->cb));
+	return (struct scire_pkt *)skb->cb;
+}
+
+static inline void *scire_pkt_hdr(struct sk_buff *skb, enum scire_hdr_index h)
+{
+	return skb->data + scire_opcode[scire_pkt(skb)->opcode].offset[h];
+}
+
+#include "scire_req.h"
+#include "scire_resp.h"
+
+/* Bits of struct scire_qp.pending: why the worker must run. */
+enum scire_qp_pending {
+	SCIRE_QP_P_RETRANSMIT,	/* retransmit timer fired */
+	SCIRE_QP_P_RNR,		/* RNR timer fired */
+	SCIRE_QP_P_FLUSH_RQ,	/* RQ posted to while in ERR */
+};
+
+/**
+ * struct scire_qp - queue pair.
+ * @ibqp:	the core QP; must stay first.
+ * @sdev:	the device.
+ * @ref:	held by the QP table and by every packet or timer in flight
+ *		that looked the QP up; destroy waits for @released.
+ * @released:	completed when @ref drops to zero.
+ * @mutex:	serialises modify_qp, query_qp and destroy_qp (process
+ *		context).
+ * @work_mutex:	held by @work for each run, and by modify_qp while it
+ *		changes the attributes (@av to @sq_sig_all, which the data
+ *		path reads without locks) or starts/resets the requester and
+ *		responder: a run never sees them change.
+ * @state_lock:	serialises state changes (modify_qp and the data path's
+ *		moves to ERR) and guards @sq_draining and @sqd_notify; any
+ *		context, interrupts saved.
+ * @state:	enum ib_qp_state; written under @state_lock, read by the data
+ *		path with READ_ONCE().
+ * @sq_draining: SQD entered and the SQ not yet drained.
+ * @sqd_notify:	raise IB_EVENT_SQ_DRAINED when drained (en_sqd_async_notify
+ *		of the move to SQD).
+ * @av:		the primary path (IB_QP_AV).
+ * @ah_attr:	the rdma_ah_attr given with IB_QP_AV, for query_qp (no GID
+ *		attribute reference kept).
+ * @mtu:	path MTU in bytes (256..4096).
+ * @path_mtu:	the same as enum ib_mtu.
+ * @dest_qpn:	remote QP number.
+ * @sq_psn:	starting send PSN given by modify_qp (RTR->RTS).
+ * @rq_psn:	expected receive PSN given by modify_qp (INIT->RTR).
+ * @qkey:	Q_Key (UD/GSI).
+ * @qp_access:	IB_ACCESS_REMOTE_* the responder allows.
+ * @pkey_index:	P_Key index.
+ * @timeout:	local ACK timeout code (IBA 11.2.4.2: 4.096 us * 2^timeout;
+ *		0 = infinite).
+ * @retry_cnt:	retries on timeout and sequence errors (0..7).
+ * @rnr_retry:	retries on RNR NAK (0..6, 7 = infinite).
+ * @min_rnr_timer: RNR NAK timer code this QP sends as a responder.
+ * @max_rd_atomic: READs/atomics in flight as requester.
+ * @max_dest_rd_atomic: READs/atomics accepted in flight as responder.
+ * @sq_sig_all:	every SQ WQE is signalled.
+ * @sq:		the send queue ring.
+ * @rq:		the receive queue ring (unused with @srq).
+ * @srq:	the SRQ, or NULL.
+ * @scq:	send CQ.
+ * @rcq:	receive CQ.
+ * @work:	the QP's one execution context: receive processing,
+ *		completer and requester all run here, serialised.
+ * @rxq:	received packets waiting for @work.
+ * @pending:	enum scire_qp_pending bits.
+ * @last_wqe_reached: IB_EVENT_QP_LAST_WQE_REACHED raised since the QP
+ *		entered ERR (QPs on an SRQ); touched by @work only.
+ * @req:	requester and completer state (scire_req.c, scire_comp.c).
+ * @resp:	responder state (scire_resp.c).
+ * @src_port:	UDP source port of this QP's packets.
+ */
+struct scire_qp {
+	struct ib_qp ibqp;
+	struct scire_dev *sdev;
+	refcount_t ref;
+	struct completion released;
+	struct mutex mutex;	/* see above */
+	struct mutex work_mutex;	/* see above */
+
+	spinlock_t state_lock;	/* see above */
+	enum ib_qp_state state;
+	bool sq_draining;
+	bool sqd_notify;
+	struct scire_av av;
+	struct rdma_ah_attr ah_attr;
+	u32 mtu;
+	enum ib_mtu path_mtu;
+	u32 dest_qpn;
+	u32 sq_psn;
+	u32 rq_psn;
+	u32 qkey;
+	int qp_access;
+	u16 pkey_index;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	bool sq_sig_all;
+
+	struct scire_wq sq;
+	struct scire_wq rq;
+	struct scire_srq *srq;
+	struct scire_cq *scq;
+	struct scire_cq *rcq;
+
+	struct work_struct work;
+	struct sk_buff_head rxq;
+	unsigned long pending;
+	bool last_wqe_reached;
+
+	struct scire_req req;
+	struct scire_resp resp;
+	u16 src_port;
+};
+
+/**
+ * enum scire_mw_state - binding state of a type 2 memory window.
+ * @SCIRE_MW_FREE:	allocated or invalidated: may be bound.
+ * @SCIRE_MW_BOUND:	bound: its rkey resolves.
+ * @SCIRE_MW_DEAD:	deallocated; only RCU readers may still see it.
+ */
+enum scire_mw_state {
+	SCIRE_MW_FREE,
+	SCIRE_MW_BOUND,
+	SCIRE_MW_DEAD,
+};
+
+/**
+ * struct scire_mw_entry - a memory window as the key table holds it. It
+ * lives apart from struct scire_mw because the core frees that one as
+ * soon as dealloc_mw returns, while key-table readers may still look at
+ * this one until an RCU grace period has passed.
+ * @lock:	serialises bind, invalidate, dealloc and lookups.
+ * @state:	enum scire_mw_state.
+ * @rkey:	the window's current rkey; the index bits never change.
+ * @pd:		the window's PD (compared, never dereferenced).
+ * @mr:		BOUND: the MR it is bound to (held), else NULL.
+ * @addr:	BOUND: first byte of the window, in the MR's address space.
+ * @length:	BOUND: bytes in the window, at least 1.
+ * @access:	BOUND: IB_ACCESS_REMOTE_* granted through the window.
+ * @rcu:	defers the free past key-table readers.
+ */
+struct scire_mw_entry {
+	spinlock_t lock;	/* see above */
+	enum scire_mw_state state;
+	u32 rkey;
+	struct scire_pd *pd;
+	struct scire_mr *mr;
+	u64 addr;
+	u64 length;
+	int access;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct scire_mw - memory window (type 2, bound by a BIND_MW WQE).
+ * @ibmw:	the core MW; must stay first.
+ * @entry:	its key-table entry.
+ */
+struct scire_mw {
+	struct ib_mw ibmw;
+	struct scire_mw_entry *entry;
 };
 
 static inline struct scire_dev *to_sdev(struct ib_device *ibdev)
@@ -180,6 +537,21 @@ static inline struct scire_cq *to_scq(struct ib_cq *ibcq)
 static inline struct scire_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct scire_mr, ibmr);
+}
+
+static inline struct scire_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct scire_qp, ibqp);
+}
+
+static inline struct scire_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct scire_srq, ibsrq);
+}
+
+static inline struct scire_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct scire_pd, ibpd);
 }
 
 static inline struct scire_ucontext *to_suc(struct ib_ucontext *ibuc)
@@ -210,6 +582,7 @@ void scire_mmap_remove(struct scire_mmap_entry *entry);
 int scire_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int scire_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 bool scire_udata_in_ok(struct ib_udata *udata);
+enum ib_mtu scire_active_mtu(struct scire_dev *sdev);
 
 /* scire_cq.c */
 int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -228,5 +601,104 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct scire_mr *scire_mr_get(struct scire_dev *sdev, u32 key);
 void scire_mr_put(struct scire_mr *mr);
+struct ib_mr *scire_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int scire_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int scire_dealloc_mw(struct ib_mw *ibmw);
+struct scire_mr *scire_mr_lookup(struct scire_pd *pd, u32 key, bool remote,
+				 u64 iova, u64 len, int access);
+int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr);
+int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
+		    u64 compare_add, u64 swap, u64 *orig);
+int scire_mr_invalidate(struct scire_pd *pd, u32 key, bool remote);
+int scire_mr_fast_reg(struct scire_pd *pd, struct scire_mr *mr, u32 key,
+		      int access);
+int scire_mw_bind(struct scire_pd *pd, const struct scire_send_wqe *wqe);
+
+/**
+ * struct scire_sgl - a cursor over a WQE's local SGE list.
+ * @pd:		the PD every lkey must belong to.
+ * @sge:	the SGEs (a kernel copy of the WQE's).
+ * @num_sge:	entries in @sge.
+ * @index:	current SGE.
+ * @offset:	bytes of sge[index] already consumed.
+ * @mr:		held MR of sge[index] once resolved, or NULL.
+ * @mr_write:	@mr was resolved with IB_ACCESS_LOCAL_WRITE.
+ */
+struct scire_sgl {
+	struct scire_pd *pd;
+	const struct scire_sge *sge;
+	u32 num_sge;
+	u32 index;
+	u32 offset;
+	struct scire_mr *mr;
+	bool mr_write;
+};
+
+void scire_sgl_init(struct scire_sgl *sgl, struct scire_pd *pd,
+		    const struct scire_sge *sge, u32 num_sge);
+int scire_sgl_copy(struct scire_sgl *sgl, void *buf, u32 len, bool to_sgl);
+int scire_sgl_seek(struct scire_sgl *sgl, u64 offset);
+void scire_sgl_release(struct scire_sgl *sgl);
+u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge);
+
+/* scire_qp.c */
+int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int scire_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int scire_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int scire_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int scire_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+struct scire_qp *scire_qp_get(struct scire_dev *sdev, u32 qpn);
+void scire_qp_put(struct scire_qp *qp);
+void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb);
+void scire_qp_kick(struct scire_qp *qp);
+void scire_qp_error(struct scire_qp *qp);
+void scire_qp_sq_drained(struct scire_qp *qp);
+int scire_qp_doorbell(struct scire_qp *qp, u32 flags);
+int scire_rq_take(struct scire_qp *qp, struct scire_recv_wqe *rwqe);
+void scire_rq_flush(struct scire_qp *qp);
+void scire_rq_shape(struct scire_wq *wq, u32 max_wr, u32 max_sge);
+int scire_wq_alloc(struct scire_wq *wq, struct ib_udata *udata);
+void scire_wq_free(struct scire_wq *wq);
+int scire_wq_post_recv(struct scire_wq *wq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+/* Room scire_rq_take() needs: a receive WQE with SCIRE_MAX_SGE SGEs. */
+#define SCIRE_RECV_WQE_MAX_SIZE	(sizeof(struct scire_recv_wqe) + \
+				 SCIRE_MAX_SGE * sizeof(struct scire_sge))
+extern struct workqueue_struct *scire_wq;
+
+/* scire_srq.c */
+int scire_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int scire_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int scire_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int scire_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int scire_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+
+/* scire_uapi.c */
+extern const struct uapi_definition scire_uapi_defs[];
+
+/* scire_net.c */
+int scire_net_init(void);
+void scire_net_exit(void);
+int scire_net_dev_open(struct scire_dev *sdev);
+void scire_net_dev_close(struct scire_dev *sdev);
+int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
+		  const struct rdma_ah_attr *attr);
+struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
+				u32 len, gfp_t gfp);
+int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
+		   struct sk_buff *skb);
 
 #endif /* SCIRE_H */

@@ -58,10 +58,16 @@ static void scire_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&scire_devs_lock);
 
+	scire_net_dev_close(sdev);
+
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	WARN_ON(!xa_empty(&sdev->cq_xa));
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	WARN_ON(!xa_empty(&sdev->srq_xa));
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->cq_xa);
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->srq_xa);
 }
 
 static const struct ib_device_ops scire_dev_ops = {
@@ -69,31 +75,49 @@ static const struct ib_device_ops scire_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SCIRE_UVERBS_ABI_VERSION,
 
+	.alloc_mr = scire_alloc_mr,
+	.alloc_mw = scire_alloc_mw,
 	.alloc_pd = scire_alloc_pd,
 	.alloc_ucontext = scire_alloc_ucontext,
 	.create_cq = scire_create_cq,
+	.create_qp = scire_create_qp,
+	.create_srq = scire_create_srq,
 	.dealloc_driver = scire_dealloc_driver,
+	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
 	.dealloc_ucontext = scire_dealloc_ucontext,
 	.dereg_mr = scire_dereg_mr,
 	.destroy_cq = scire_destroy_cq,
+	.destroy_qp = scire_destroy_qp,
+	.destroy_srq = scire_destroy_srq,
 	.device_group = &scire_dev_attr_group,
 	.disassociate_ucontext = scire_disassociate_ucontext,
 	.get_dma_mr = scire_get_dma_mr,
 	.get_link_layer = scire_get_link_layer,
 	.get_port_immutable = scire_get_port_immutable,
+	.map_mr_sg = scire_map_mr_sg,
 	.mmap = scire_mmap,
 	.mmap_free = scire_mmap_free,
+	.modify_qp = scire_modify_qp,
+	.modify_srq = scire_modify_srq,
 	.poll_cq = scire_poll_cq,
+	.post_recv = scire_post_recv,
+	.post_send = scire_post_send,
+	.post_srq_recv = scire_post_srq_recv,
 	.query_device = scire_query_device,
 	.query_pkey = scire_query_pkey,
 	.query_port = scire_query_port,
+	.query_qp = scire_query_qp,
+	.query_srq = scire_query_srq,
 	.reg_user_mr = scire_reg_user_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	.resize_cq = scire_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, scire_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, scire_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, scire_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, scire_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, scire_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, scire_ucontext, ibuc),
 };
 
@@ -159,9 +183,13 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->port_state = scire_netdev_port_state(ndev);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->cq_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC);
 	atomic_set(&sdev->num_pd, 0);
 	atomic_set(&sdev->num_cq, 0);
 	atomic_set(&sdev->num_mr, 0);
+	atomic_set(&sdev->num_qp, 0);
+	atomic_set(&sdev->num_srq, 0);
 
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
@@ -171,6 +199,7 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 	snprintf(sdev->ibdev.node_desc, sizeof(sdev->ibdev.node_desc),
 		 "scire %s", ndev->name);
 	ib_set_device_ops(&sdev->ibdev, &scire_dev_ops);
+	sdev->ibdev.driver_def = scire_uapi_defs;
 
 	/* One scire device per netdev: two would fight over the QPN space. */
 	mutex_lock(&scire_devs_lock);
@@ -185,6 +214,11 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 	mutex_unlock(&scire_devs_lock);
 
 	ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (ret)
+		goto err_dealloc;
+
+	/* The UDP socket of the netdev's namespace (scire_net.c). */
+	ret = scire_net_dev_open(sdev);
 	if (ret)
 		goto err_dealloc;
 
@@ -291,15 +325,35 @@ static void scire_unregister_all(void)
 	}
 }
 
+/*
+ * The QPs' work items. Unbound, so a busy QP does not pin a CPU's kworker;
+ * WQ_MEM_RECLAIM because kernel ULPs (nvme-rdma) may depend on us to make
+ * progress under memory pressure.
+ */
+struct workqueue_struct *scire_wq;
+
 static int __init scire_init(void)
 {
 	int ret;
 
+	scire_wq = alloc_workqueue("scire", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!scire_wq)
+		return -ENOMEM;
+	scire_hdr_init();
+	ret = scire_net_init();
+	if (ret)
+		goto err_wq;
 	ret = register_netdevice_notifier(&scire_netdev_notifier);
 	if (ret)
-		return ret;
+		goto err_net;
 	rdma_link_register(&scire_link_ops);
 	return 0;
+
+err_net:
+	scire_net_exit();
+err_wq:
+	destroy_workqueue(scire_wq);
+	return ret;
 }
 
 static void __exit scire_exit(void)
@@ -307,6 +361,8 @@ static void __exit scire_exit(void)
 	rdma_link_unregister(&scire_link_ops);
 	scire_unregister_all();
 	unregister_netdevice_notifier(&scire_netdev_notifier);
+	scire_net_exit();
+	destroy_workqueue(scire_wq);
 }
 
 module_init(scire_init);

@@ -1,17 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * scire: memory regions and the key table.
+ * scire: memory regions, memory windows and the key table.
  *
- * Every MR is found by key in scire_dev.mr_xa: the upper 24 bits of an
- * lkey/rkey are the table index, the low 8 bits a generation byte, so a
- * stale key whose index was reused no longer matches (IBA 10.6.3.2: the
- * "key" portion of an L_Key/R_Key is owned by the consumer, here by the
- * device). lkey and rkey of an MR are equal.
+ * Every MR and every memory window is found by key in scire_dev.mr_xa: the
+ * upper 24 bits of an lkey/rkey are the table index, the low 8 bits a
+ * generation byte, so a stale key whose index was reused no longer matches
+ * (IBA 10.6.3.2: the "key" portion of an L_Key/R_Key is owned by the
+ * consumer, here by the device; fast registration and window binds let the
+ * consumer choose it). Entries are tagged pointers: SCIRE_KEY_MR for a
+ * struct scire_mr, SCIRE_KEY_MW for a struct scire_mw_entry. lkey and rkey
+ * of an MR are equal; a window has an rkey only.
+ *
+ * scire_mr_lookup() is the one place that decides whether an access is
+ * allowed. The data path moves bytes only with scire_mr_copy() and
+ * scire_mr_atomic() on an MR that lookup returned.
+ *
+ * Lifetimes: readers find entries under RCU and hold the MR with a
+ * reference; dereg removes the key, then waits for the references, and the
+ * memory is freed after a grace period. A bound window holds a reference on
+ * its MR, so an MR with windows bound cannot be deregistered: dereg fails
+ * with -EBUSY instead of waiting for a window the same process may only
+ * release later (ibv_dereg_mr(3) documents that failure).
+ *
+ * Fast registration keeps two page lists: map_mr_sg fills the staging one,
+ * REG_MR swaps it in. A kernel ULP may map the next registration while the
+ * previous one is still valid (iSER posts LOCAL_INV and REG_MR after
+ * mapping), and peers holding the old rkey must keep seeing the old pages
+ * until the invalidation executes.
  *
  * Copyright (c) 2026 The scire authors.
  */
+#include <linux/highmem.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 
 #include "scire.h"
 
@@ -21,82 +44,190 @@
 			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB |	  \
 			 IB_ACCESS_OPTIONAL)
 
-static struct scire_mr *scire_mr_alloc(struct scire_dev *sdev, int access,
+#define SCIRE_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/* Remote rights that store into memory: they need writable pinned pages. */
+#define SCIRE_ACCESS_STORES	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Rights a BIND_MW WQE may ask for. LOCAL_WRITE is accepted (applications
+ * pass the MR's flags) and means nothing for a window; ZERO_BASED windows
+ * are not supported: the data path addresses every MR by its iova.
+ */
+#define SCIRE_MW_ACCESS		(SCIRE_ACCESS_REMOTE | IB_ACCESS_LOCAL_WRITE)
+
+/* Tags of key-table entries (xa_tag_pointer). */
+enum scire_key_tag {
+	SCIRE_KEY_MR = 0,
+	SCIRE_KEY_MW = 1,
+};
+
+/* The value of scire_mr.state: key in the upper half, state in the lower. */
+static inline s64 scire_mr_word(u32 key, enum scire_mr_state state)
+{
+	return (s64)((u64)key << 32 | state);
+}
+
+static inline u32 scire_mr_word_key(s64 word)
+{
+	return (u64)word >> 32;
+}
+
+static inline enum scire_mr_state scire_mr_word_state(s64 word)
+{
+	return (u32)word;
+}
+
+static inline struct scire_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct scire_mw, ibmw);
+}
+
+/* Does [iova, iova + len) lie within [start, start + length)? No overflow. */
+static bool scire_range_ok(u64 start, u64 length, u64 iova, u64 len)
+{
+	return iova >= start && iova - start <= length &&
+	       len <= length - (iova - start);
+}
+
+/*
+ * Reserve a key-table index and choose the key's generation byte. The
+ * entry is stored by scire_key_publish() once the object is ready.
+ */
+static int scire_key_reserve(struct scire_dev *sdev, u32 *key)
+{
+	u32 index;
+	int ret;
+
+	if (atomic_inc_return(&sdev->num_mr) > SCIRE_MAX_MR) {
+		atomic_dec(&sdev->num_mr);
+		return -ENOMEM;
+	}
+	ret = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, (1U << 24) - 1), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (ret < 0) {
+		atomic_dec(&sdev->num_mr);
+		return ret;
+	}
+	/* Serialised by the xarray lock, so generations do not repeat. */
+	xa_lock(&sdev->mr_xa);
+	*key = index << 8 | sdev->key_gen++;
+	xa_unlock(&sdev->mr_xa);
+	return 0;
+}
+
+/* From here on the data path can find @entry; its fields must be set. */
+static void scire_key_publish(struct scire_dev *sdev, u32 key, void *entry)
+{
+	/* The slot is reserved, so the store allocates nothing. */
+	xa_store(&sdev->mr_xa, key >> 8, entry, GFP_KERNEL);
+}
+
+/* Remove a published key; lookups already under way may still see it. */
+static void scire_key_remove(struct scire_dev *sdev, u32 key)
+{
+	xa_erase(&sdev->mr_xa, key >> 8);
+	atomic_dec(&sdev->num_mr);
+}
+
+static struct scire_mr *scire_mr_alloc(struct ib_pd *ibpd, int access,
 				       enum scire_mr_type type)
 {
 	struct scire_mr *mr;
 
-	if (atomic_inc_return(&sdev->num_mr) > SCIRE_MAX_MR) {
-		atomic_dec(&sdev->num_mr);
-		return ERR_PTR(-ENOMEM);
-	}
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		atomic_dec(&sdev->num_mr);
+	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	}
+	/* The core sets these too, but only after the key is published. */
+	mr->ibmr.device = ibpd->device;
+	mr->ibmr.pd = ibpd;
 	mr->type = type;
 	mr->access = access;
+	mr->page_shift = PAGE_SHIFT;
+	atomic_set(&mr->num_mw, 0);
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	return mr;
 }
 
-/* Publish @mr in the key table; from here on the data path can find it. */
-static int scire_mr_publish(struct scire_dev *sdev, struct scire_mr *mr)
-{
-	u32 index;
-	int ret;
-
-	ret = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
-			      XA_LIMIT(1, (1U << 24) - 1), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	/* Serialised by the xarray lock, so generations do not repeat. */
-	xa_lock(&sdev->mr_xa);
-	mr->ibmr.lkey = index << 8 | sdev->key_gen++;
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	__xa_store(&sdev->mr_xa, index, mr, GFP_ATOMIC);
-	xa_unlock(&sdev->mr_xa);
-	return 0;
-}
-
-static void scire_mr_free(struct scire_dev *sdev, struct scire_mr *mr)
+static void scire_mr_free(struct scire_mr *mr)
 {
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
-	/* scire_mr_get() may still be looking at it under RCU. */
+	kvfree(mr->page_va);
+	kvfree(mr->map_va);
+	/* Key-table readers may still be looking at it under RCU. */
 	kfree_rcu(mr, rcu);
-	atomic_dec(&sdev->num_mr);
+}
+
+static int scire_mr_publish(struct scire_dev *sdev, struct scire_mr *mr,
+			    enum scire_mr_state state)
+{
+	u32 key;
+	int ret;
+
+	ret = scire_key_reserve(sdev, &key);
+	if (ret)
+		return ret;
+	atomic64_set(&mr->state, scire_mr_word(key, state));
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	scire_key_publish(sdev, key, xa_tag_pointer(mr, SCIRE_KEY_MR));
+	return 0;
+}
+
+/*
+ * Registration-time check of requested rights: remote write and atomic
+ * store into the pages, which are pinned writable only with local write
+ * (IBA 10.6: remote write or atomic access requires local write).
+ */
+static bool scire_mr_access_ok(int access)
+{
+	if (access & ~SCIRE_MR_ACCESS)
+		return false;
+	return !(access & SCIRE_ACCESS_STORES) ||
+	       (access & IB_ACCESS_LOCAL_WRITE);
 }
 
 /**
- * scire_mr_get() - look up and hold an MR by lkey or rkey.
+ * scire_mr_get() - look up and hold a valid MR by lkey or rkey.
  * @sdev: the device.
  * @key: an lkey or rkey as a work request or packet carries it.
  *
- * The caller still checks PD, bounds and access before touching memory.
+ * Memory window keys never resolve here. The caller still checks PD,
+ * bounds and access before touching memory; the data path uses
+ * scire_mr_lookup(), which does all of that.
  *
  * Context: any (RCU and the MR's reference count; no sleeping).
- * Return: the MR, held (release with scire_mr_put()), or NULL if no live MR
- * has this key.
+ * Return: the MR, held (release with scire_mr_put()), or NULL if no valid
+ * MR has exactly this key.
  */
 struct scire_mr *scire_mr_get(struct scire_dev *sdev, u32 key)
 {
-	struct scire_mr *mr;
+	struct scire_mr *mr = NULL;
+	void *entry;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
+	entry = xa_load(&sdev->mr_xa, key >> 8);
+	if (entry && xa_pointer_tag(entry) == SCIRE_KEY_MR) {
+		mr = xa_untag_pointer(entry);
+		if (!refcount_inc_not_zero(&mr->ref))
+			mr = NULL;
+	}
 	rcu_read_unlock();
+	if (mr && atomic64_read_acquire(&mr->state) !=
+		  scire_mr_word(key, SCIRE_MR_VALID)) {
+		scire_mr_put(mr);
+		mr = NULL;
+	}
 	return mr;
 }
 
 /**
- * scire_mr_put() - release a reference taken by scire_mr_get().
- * @mr: the MR.
+ * scire_mr_put() - release a held MR.
+ * @mr: the MR, held by scire_mr_get() or scire_mr_lookup().
  *
  * Context: any.
  */
@@ -104,6 +235,368 @@ void scire_mr_put(struct scire_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
 		complete(&mr->released);
+}
+
+/* Checks of scire_mr_lookup() on a held MR, in its documented order. */
+static int scire_mr_check(struct scire_mr *mr, struct scire_pd *pd, u32 key,
+			  u64 iova, u64 len, int access)
+{
+	if (atomic64_read_acquire(&mr->state) !=
+	    scire_mr_word(key, SCIRE_MR_VALID))
+		return -EINVAL;
+	if (mr->ibmr.pd != &pd->ibpd)
+		return -EACCES;
+	if (!scire_range_ok(READ_ONCE(mr->iova), READ_ONCE(mr->length),
+			    iova, len))
+		return -ERANGE;
+	if (access & ~READ_ONCE(mr->access))
+		return -EACCES;
+	return 0;
+}
+
+/* Remote access through a window; called under RCU. */
+static struct scire_mr *scire_mw_resolve(struct scire_mw_entry *ent,
+					 struct scire_pd *pd, u32 rkey,
+					 u64 iova, u64 len, int access)
+{
+	struct scire_mr *mr = NULL;
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&ent->lock, flags);
+	if (ent->state != SCIRE_MW_BOUND || ent->rkey != rkey)
+		ret = -EINVAL;
+	else if (ent->pd != pd)
+		ret = -EACCES;
+	else if (!scire_range_ok(ent->addr, ent->length, iova, len))
+		ret = -ERANGE;
+	else if (access & ~ent->access)
+		ret = -EACCES;
+	else
+		mr = ent->mr;
+	/* The window's own reference keeps the count above zero. */
+	if (mr)
+		refcount_inc(&mr->ref);
+	spin_unlock_irqrestore(&ent->lock, flags);
+	if (ret)
+		return ERR_PTR(ret);
+
+	if (scire_mr_word_state(atomic64_read_acquire(&mr->state)) !=
+	    SCIRE_MR_VALID) {
+		scire_mr_put(mr);
+		return ERR_PTR(-EINVAL);
+	}
+	return mr;
+}
+
+/**
+ * scire_mr_lookup() - decide whether an access is allowed, and hold the MR.
+ * @pd: the PD of the QP making (local) or receiving (remote) the access.
+ * @key: lkey from an SGE (@remote false) or rkey from a RETH/AtomicETH
+ *	 (@remote true).
+ * @remote: the access comes from the wire (rkey) rather than a local SGE.
+ * @iova: first byte accessed, in the MR's (or window's) address space.
+ * @len: bytes accessed; 0 is allowed and checks @iova only.
+ * @access: rights needed: 0 for a local read, IB_ACCESS_LOCAL_WRITE for a
+ *	    local write, IB_ACCESS_REMOTE_READ / _WRITE / _ATOMIC for remote
+ *	    accesses, IB_ACCESS_MW_BIND for a bind.
+ *
+ * The key must match exactly (generation byte included): an MR's lkey for
+ * local access; for remote access an MR's rkey or the rkey of a bound type 2
+ * memory window (IBA 10.6.7.2), whose range and rights then bound the access
+ * and whose MR is returned. Window keys never resolve for local access. The
+ * MR must be valid (a fast-reg MR is only between REG_MR and its
+ * invalidation), belong to @pd (for a window: the window belongs to @pd),
+ * contain [@iova, @iova + @len), and grant @access (IBA 10.6: local
+ * write, remote read/write/atomic rights).
+ *
+ * Context: any; no sleeping (RCU, a window's spinlock, irqsave).
+ * Return: the MR, held: release with scire_mr_put(). Else ERR_PTR:
+ * -EINVAL no such key, stale key, window key used as lkey, MR or window
+ * not valid; -EACCES PD mismatch or a right not granted; -ERANGE the range
+ * is not inside the MR or window.
+ */
+struct scire_mr *scire_mr_lookup(struct scire_pd *pd, u32 key, bool remote,
+				 u64 iova, u64 len, int access)
+{
+	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	struct scire_mr *mr;
+	void *entry;
+	int ret;
+
+	rcu_read_lock();
+	entry = xa_load(&sdev->mr_xa, key >> 8);
+	if (!entry) {
+		rcu_read_unlock();
+		return ERR_PTR(-EINVAL);
+	}
+	if (xa_pointer_tag(entry) == SCIRE_KEY_MW) {
+		mr = remote ? scire_mw_resolve(xa_untag_pointer(entry), pd, key,
+					       iova, len, access) :
+			      ERR_PTR(-EINVAL);
+		rcu_read_unlock();
+		return mr;
+	}
+	mr = xa_untag_pointer(entry);
+	if (!refcount_inc_not_zero(&mr->ref)) {
+		rcu_read_unlock();
+		return ERR_PTR(-EINVAL);
+	}
+	rcu_read_unlock();
+
+	ret = scire_mr_check(mr, pd, key, iova, len, access);
+	if (ret) {
+		scire_mr_put(mr);
+		return ERR_PTR(ret);
+	}
+	return mr;
+}
+
+/*
+ * Kernel virtual address of byte @off (from the region's iova) of a
+ * fast-reg MR, with the bytes left in its page in @room; NULL if past the
+ * live list. The list may be swapped by a concurrent re-registration (a ULP
+ * reusing an MR it still accesses): every index is checked against the
+ * allocation, so the worst case is a byte of a page the ULP mapped.
+ */
+static void *scire_fast_va(struct scire_mr *mr, u64 off, u64 *room)
+{
+	unsigned int shift = READ_ONCE(mr->page_shift);
+	unsigned long npages = min_t(unsigned long, READ_ONCE(mr->npages),
+				     mr->max_pages);
+	u64 *page_va = READ_ONCE(mr->page_va);
+	u64 mask = (1ULL << shift) - 1;
+	u64 index;
+
+	off += READ_ONCE(mr->offset);
+	index = off >> shift;
+	if (index >= npages)
+		return NULL;
+	*room = mask + 1 - (off & mask);
+	return (void *)(uintptr_t)(READ_ONCE(page_va[index]) + (off & mask));
+}
+
+/* The page holding byte @off of a user MR and the offset in it. */
+static struct page *scire_user_page(struct scire_mr *mr, u64 off,
+				    unsigned int *in_page)
+{
+	u64 index;
+
+	off += mr->offset;
+	index = off >> PAGE_SHIFT;
+	/* The bounds check before this makes it impossible. */
+	if (WARN_ON_ONCE(index >= mr->npages))
+		return NULL;
+	*in_page = offset_in_page(off);
+	return mr->pages[index];
+}
+
+static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
+			   bool to_mr)
+{
+	while (len) {
+		unsigned int in_page, n;
+		struct page *page;
+
+		page = scire_user_page(mr, off, &in_page);
+		if (!page)
+			return -EFAULT;
+		n = min_t(u32, len, PAGE_SIZE - in_page);
+		if (to_mr)
+			memcpy_to_page(page, in_page, buf, n);
+		else
+			memcpy_from_page(buf, page, in_page, n);
+		off += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * The DMA MR: @addr is a kernel virtual address. It comes from a kernel
+ * ULP's SGE or, with an unsafe global rkey the ULP asked for, from the
+ * wire; refuse anything that is not direct-mapped memory rather than
+ * fault on it.
+ */
+static int scire_copy_kva(u64 addr, u8 *buf, u32 len, bool to_mr)
+{
+	while (len) {
+		void *va = (void *)(uintptr_t)addr;
+		u32 n = min_t(u64, len, PAGE_SIZE - offset_in_page(addr));
+
+		if (!virt_addr_valid(va))
+			return -EFAULT;
+		if (to_mr)
+			memcpy(va, buf, n);
+		else
+			memcpy(buf, va, n);
+		addr += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int scire_copy_fast(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
+			   bool to_mr)
+{
+	while (len) {
+		u64 room;
+		void *va;
+		u32 n;
+
+		va = scire_fast_va(mr, off, &room);
+		if (!va)
+			return -EFAULT;
+		n = min_t(u64, len, room);
+		if (to_mr)
+			memcpy(va, buf, n);
+		else
+			memcpy(buf, va, n);
+		off += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* What scire_mr_copy() and scire_mr_atomic() check again before copying. */
+static int scire_mr_io_check(struct scire_mr *mr, u64 start, u64 iova,
+			     u64 len, bool store)
+{
+	if (mr->type == SCIRE_MR_FAST &&
+	    scire_mr_word_state(atomic64_read_acquire(&mr->state)) !=
+	    SCIRE_MR_VALID)
+		return -EINVAL;
+	if (!scire_range_ok(start, READ_ONCE(mr->length), iova, len))
+		return -ERANGE;
+	/* Every store right implies it, and only then are pages writable. */
+	if (store && !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE))
+		return -EACCES;
+	return 0;
+}
+
+/**
+ * scire_mr_copy() - copy between a range of an MR and a kernel buffer.
+ * @mr: an MR held from scire_mr_lookup(), which checked the range and
+ *	rights.
+ * @iova: first byte in the MR's address space (for the DMA MR: a kernel
+ *	  virtual address).
+ * @buf: kernel buffer of @len bytes.
+ * @len: bytes to copy, any value.
+ * @to_mr: copy @buf into the MR (else the MR into @buf).
+ *
+ * Never touches a byte outside the region: the range is checked again, and
+ * every page index against the page list. A fast-reg MR invalidated since
+ * the lookup no longer copies (IBA 10.6: an invalidated key grants nothing).
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -EINVAL if a fast-reg MR was invalidated; -ERANGE if the range
+ * is outside the MR; -EACCES for a copy into an MR without local write;
+ * -EFAULT for a DMA MR address that is not kernel memory or a page list
+ * shorter than the region (a fast-reg MR re-registered under the caller).
+ */
+int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr)
+{
+	u64 start = READ_ONCE(mr->iova);
+	int ret;
+
+	ret = scire_mr_io_check(mr, start, iova, len, to_mr);
+	if (ret)
+		return ret;
+
+	switch (mr->type) {
+	case SCIRE_MR_USER:
+		return scire_copy_user(mr, iova - start, buf, len, to_mr);
+	case SCIRE_MR_DMA:
+		return scire_copy_kva(iova, buf, len, to_mr);
+	case SCIRE_MR_FAST:
+		return scire_copy_fast(mr, iova - start, buf, len, to_mr);
+	}
+	return -EINVAL;
+}
+
+/**
+ * scire_mr_atomic() - 8-byte atomic operation on an MR (IBA 9.4, atomics).
+ * @mr: an MR held from scire_mr_lookup() with IB_ACCESS_REMOTE_ATOMIC.
+ * @iova: the 8-byte aligned address in the MR's address space.
+ * @cmp_swp: CmpSwap (else FetchAdd).
+ * @compare_add: CmpSwap: the compare operand; FetchAdd: the addend.
+ * @swap: CmpSwap: the value stored if memory equals @compare_add.
+ * @orig: filled with the value memory held before the operation.
+ *
+ * Operands and @orig are CPU-order values; the memory is read and written
+ * as a CPU-order 64-bit word (the transport converts from and to the wire's
+ * big-endian AtomicETH and AtomicAckETH). The operation is one CPU atomic
+ * instruction on the memory itself, so it is atomic against the CPU, other
+ * scire atomics, and the process the memory belongs to.
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -EINVAL if @iova is not 8-byte aligned, or the memory behind
+ * it is not (a user MR registered at an iova not congruent mod 8 with its
+ * address), or a fast-reg MR was invalidated; -ERANGE if the 8 bytes are
+ * outside the MR; -EACCES if the MR lacks local write; -EFAULT for a DMA MR
+ * address that is not kernel memory or a page list shorter than the region.
+ */
+int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
+		    u64 compare_add, u64 swap, u64 *orig)
+{
+	u64 start = READ_ONCE(mr->iova);
+	struct page *page = NULL;
+	unsigned int in_page;
+	void *map = NULL;
+	u64 *p, old, room;
+	int ret;
+
+	if (!IS_ALIGNED(iova, 8))
+		return -EINVAL;
+	ret = scire_mr_io_check(mr, start, iova, 8, true);
+	if (ret)
+		return ret;
+
+	switch (mr->type) {
+	case SCIRE_MR_USER:
+		page = scire_user_page(mr, iova - start, &in_page);
+		if (!page)
+			return -EFAULT;
+		map = kmap_local_page(page);
+		p = map + in_page;
+		break;
+	case SCIRE_MR_DMA:
+		p = (u64 *)(uintptr_t)iova;
+		if (!virt_addr_valid(p))
+			return -EFAULT;
+		break;
+	case SCIRE_MR_FAST:
+		p = scire_fast_va(mr, iova - start, &room);
+		if (!p)
+			return -EFAULT;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	/* Aligned, the word cannot straddle a page. */
+	if (!IS_ALIGNED((uintptr_t)p, 8)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (cmp_swp) {
+		old = cmpxchg64(p, compare_add, swap);
+	} else {
+		old = READ_ONCE(*p);
+		do {
+		} while (!try_cmpxchg64(p, &old, old + compare_add));
+	}
+	*orig = old;
+	if (page)
+		flush_dcache_page(page);
+out:
+	if (map)
+		kunmap_local(map);
+	return ret;
 }
 
 /**
@@ -115,7 +608,9 @@ void scire_mr_put(struct scire_mr *mr)
  * virtual DMA, the addresses in SGEs against this MR are kernel virtual
  * addresses.
  *
- * Return: the MR or an ERR_PTR: -EINVAL for unknown access bits, -ENOMEM.
+ * Context: process context, may sleep.
+ * Return: the MR or an ERR_PTR: -EINVAL for unknown access bits or remote
+ * write/atomic without local write, -ENOMEM.
  */
 struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 {
@@ -123,16 +618,18 @@ struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct scire_mr *mr;
 	int ret;
 
-	if (access & ~SCIRE_MR_ACCESS)
+	if (!scire_mr_access_ok(access))
 		return ERR_PTR(-EINVAL);
-	mr = scire_mr_alloc(sdev, access, SCIRE_MR_DMA);
+	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_DMA);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
+	mr->iova = 0;
+	mr->length = U64_MAX;
 	mr->ibmr.iova = 0;
 	mr->ibmr.length = U64_MAX;
-	ret = scire_mr_publish(sdev, mr);
+	ret = scire_mr_publish(sdev, mr, SCIRE_MR_VALID);
 	if (ret) {
-		scire_mr_free(sdev, mr);
+		scire_mr_free(mr);
 		return ERR_PTR(ret);
 	}
 	return &mr->ibmr;
@@ -164,16 +661,17 @@ static int scire_mr_fill_pages(struct scire_mr *mr)
  * @start: user virtual address of the region.
  * @length: bytes, 1..max_mr_size.
  * @iova: the address the region is known by in work requests and packets.
- * @access: IB_ACCESS_* rights (the core has checked that remote write or
- *	    atomic comes with local write).
+ *	  Atomics need it congruent with @start modulo 8.
+ * @access: IB_ACCESS_* rights.
  * @udata: REG_MR UHW: no fields.
  *
  * The pages are pinned (ib_umem_get) for the life of the MR.
  *
  * Context: process context, may sleep.
  * Return: the MR or an ERR_PTR: -EINVAL for a zero or too large length,
- * an iova range that wraps, unknown access bits or a non-zero UHW request;
- * -EFAULT if the range is not mapped; -ENOMEM.
+ * an iova range that wraps, unknown access bits, remote write or atomic
+ * without local write, or a non-zero UHW request; -EFAULT if the range is
+ * not mapped; -ENOMEM.
  */
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -184,12 +682,12 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (!scire_udata_in_ok(udata))
 		return ERR_PTR(-EINVAL);
-	if (access & ~SCIRE_MR_ACCESS)
+	if (!scire_mr_access_ok(access))
 		return ERR_PTR(-EINVAL);
 	if (!length || length > SCIRE_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = scire_mr_alloc(sdev, access, SCIRE_MR_USER);
+	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->umem = ib_umem_get(ibpd->device, start, length, access);
@@ -202,39 +700,656 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (ret)
 		goto err_free;
 
+	mr->iova = iova;
+	mr->length = length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 	mr->ibmr.page_size = PAGE_SIZE;
-	ret = scire_mr_publish(sdev, mr);
+	ret = scire_mr_publish(sdev, mr, SCIRE_MR_VALID);
 	if (ret)
 		goto err_free;
 	return &mr->ibmr;
 
 err_free:
-	scire_mr_free(sdev, mr);
+	scire_mr_free(mr);
 	return ERR_PTR(ret);
 }
 
 /**
- * scire_dereg_mr() - deregister an MR.
+ * scire_alloc_mr() - allocate a fast-registration MR (IBA 10.6 memory
+ * management: allocate an L_Key now, Fast Register it with a REG_MR WQE).
+ * @ibpd: the PD.
+ * @type: IB_MR_TYPE_MEM_REG only.
+ * @max_num_sg: largest page list a registration may use,
+ *		1..SCIRE_MAX_MR_PAGES.
+ *
+ * The MR starts free: its key resolves to nothing until a REG_MR WQE
+ * (scire_mr_fast_reg()) registers the pages map_mr_sg staged.
+ *
+ * Context: process context, may sleep.
+ * Return: the MR or an ERR_PTR: -EINVAL for another type or a page list
+ * size out of range, -ENOMEM.
+ */
+struct ib_mr *scire_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct scire_dev *sdev = to_sdev(ibpd->device);
+	struct scire_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EINVAL);
+	if (!max_num_sg || max_num_sg > SCIRE_MAX_MR_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = scire_mr_alloc(ibpd, 0, SCIRE_MR_FAST);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	/* Fixed by the first map_mr_sg. */
+	mr->page_shift = 0;
+	mr->max_pages = max_num_sg;
+	mr->page_va = kvcalloc(max_num_sg, sizeof(*mr->page_va), GFP_KERNEL);
+	mr->map_va = kvcalloc(max_num_sg, sizeof(*mr->map_va), GFP_KERNEL);
+	if (!mr->page_va || !mr->map_va) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = scire_mr_publish(sdev, mr, SCIRE_MR_FREE);
+	if (ret)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	scire_mr_free(mr);
+	return ERR_PTR(ret);
+}
+
+static int scire_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct scire_mr *mr = to_smr(ibmr);
+
+	if (mr->map_npages >= mr->max_pages)
+		return -ENOMEM;
+	/* A stale reader of an old registration may read the slot. */
+	WRITE_ONCE(mr->map_va[mr->map_npages], addr);
+	mr->map_npages++;
+	return 0;
+}
+
+/**
+ * scire_map_mr_sg() - stage a fast-reg MR's page list (ib_map_mr_sg()).
+ * @ibmr: an MR from scire_alloc_mr().
+ * @sg: DMA-mapped scatterlist; with virtual DMA its DMA addresses are
+ *	kernel virtual addresses.
+ * @sg_nents: entries in @sg.
+ * @sg_offset: in: byte offset into @sg[0]; out: see ib_sg_to_pages().
+ *
+ * ib_map_mr_sg() has set ibmr->page_size (the ULP's choice) and
+ * ib_sg_to_pages() sets ibmr->iova and ibmr->length. The staged list goes
+ * live only when a REG_MR WQE executes, so a registration still valid is
+ * not disturbed. The page size must be a power of two of at least 4 KiB
+ * and stays the same for the MR's life (every in-tree ULP passes a
+ * constant); keeping it fixed is what lets a stale reader of an old list
+ * never combine it with another page size.
+ *
+ * Context: any; no sleeping. The ULP serialises calls on one MR.
+ * Return: the number of @sg entries mapped (as ib_sg_to_pages()), or
+ * -EINVAL for an MR that is not a fast-reg MR or a bad or changed page
+ * size.
+ */
+int scire_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct scire_mr *mr = to_smr(ibmr);
+	unsigned int shift;
+	int n;
+
+	if (mr->type != SCIRE_MR_FAST)
+		return -EINVAL;
+	if (ibmr->page_size < SZ_4K || !is_power_of_2(ibmr->page_size))
+		return -EINVAL;
+	shift = ilog2(ibmr->page_size);
+	if (!mr->page_shift)
+		WRITE_ONCE(mr->page_shift, shift);
+	else if (mr->page_shift != shift)
+		return -EINVAL;
+
+	mr->map_npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, scire_mr_set_page);
+	mr->map_offset = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+/**
+ * scire_mr_fast_reg() - execute an IB_WR_REG_MR (Fast Register, IBA 10.6).
+ * @pd: the PD of the QP the WQE was posted to.
+ * @mr: the MR named by the WQE (a kernel ULP's pointer).
+ * @key: the new lkey and rkey; its index bits (key >> 8) must be the MR's,
+ *	 the low 8 bits are the ULP's (ib_update_fast_reg_key()).
+ * @access: IB_ACCESS_* rights of the registration.
+ *
+ * Registers the page list map_mr_sg staged, at the iova and length the
+ * ULP's ib_mr holds now (a ULP may rewrite the iova after mapping, as
+ * xprtrdma does). @mr is trusted only if the key table maps the index of
+ * @key to it, so a stale pointer in a WQE is refused, not dereferenced.
+ *
+ * Context: the QP's work item (any context; no sleeping).
+ * Return: 0; -EINVAL if @mr is not the fast-reg MR of that key index, is
+ * not free (valid registrations must be invalidated first), has unknown
+ * access bits or remote write/atomic without local write, or its staged
+ * list does not cover the length; -EACCES if it belongs to another PD.
+ */
+int scire_mr_fast_reg(struct scire_pd *pd, struct scire_mr *mr, u32 key,
+		      int access)
+{
+	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	u64 iova, length, room;
+	s64 free_word;
+	u64 *live;
+	int ret = 0;
+
+	rcu_read_lock();
+	if (xa_load(&sdev->mr_xa, key >> 8) != xa_tag_pointer(mr, SCIRE_KEY_MR) ||
+	    !refcount_inc_not_zero(&mr->ref)) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	rcu_read_unlock();
+
+	if (mr->type != SCIRE_MR_FAST || !scire_mr_access_ok(access)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (mr->ibmr.pd != &pd->ibpd) {
+		ret = -EACCES;
+		goto out;
+	}
+	/* Claim it, so a racing REG_MR or lookup sees neither registration. */
+	free_word = atomic64_read(&mr->state);
+	if (scire_mr_word_state(free_word) != SCIRE_MR_FREE ||
+	    !atomic64_try_cmpxchg(&mr->state, &free_word,
+				  scire_mr_word(scire_mr_word_key(free_word),
+						SCIRE_MR_BUSY))) {
+		ret = -EINVAL;
+		goto out;
+	}
+
+	iova = READ_ONCE(mr->ibmr.iova);
+	length = READ_ONCE(mr->ibmr.length);
+	room = (u64)mr->map_npages << mr->page_shift;
+	if (iova + length < iova || mr->map_offset > room ||
+	    length > room - mr->map_offset) {
+		atomic64_set(&mr->state, free_word);
+		ret = -EINVAL;
+		goto out;
+	}
+
+	live = mr->page_va;
+	WRITE_ONCE(mr->page_va, mr->map_va);
+	mr->map_va = live;
+	WRITE_ONCE(mr->npages, mr->map_npages);
+	WRITE_ONCE(mr->offset, mr->map_offset);
+	WRITE_ONCE(mr->iova, iova);
+	WRITE_ONCE(mr->length, length);
+	WRITE_ONCE(mr->access, access);
+	atomic64_set_release(&mr->state, scire_mr_word(key, SCIRE_MR_VALID));
+out:
+	scire_mr_put(mr);
+	return ret;
+}
+
+/* Drop what a bound window held on its MR. */
+static void scire_mw_release_mr(struct scire_mr *mr)
+{
+	atomic_dec(&mr->num_mw);
+	scire_mr_put(mr);
+}
+
+/* LOCAL_INV / SEND_WITH_INV of a window; called under RCU. */
+static int scire_mw_invalidate(struct scire_mw_entry *ent,
+			       struct scire_pd *pd, u32 rkey)
+{
+	struct scire_mr *mr = NULL;
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&ent->lock, flags);
+	if (ent->state != SCIRE_MW_BOUND || ent->rkey != rkey) {
+		ret = -EINVAL;
+	} else if (ent->pd != pd) {
+		ret = -EACCES;
+	} else {
+		mr = ent->mr;
+		ent->mr = NULL;
+		ent->access = 0;
+		ent->addr = 0;
+		ent->length = 0;
+		ent->state = SCIRE_MW_FREE;
+	}
+	spin_unlock_irqrestore(&ent->lock, flags);
+	if (mr)
+		scire_mw_release_mr(mr);
+	return ret;
+}
+
+/* LOCAL_INV / SEND_WITH_INV of a fast-reg MR; called under RCU. */
+static int scire_fast_mr_invalidate(struct scire_mr *mr, struct scire_pd *pd,
+				    u32 key, bool remote)
+{
+	s64 valid = scire_mr_word(key, SCIRE_MR_VALID);
+
+	if (mr->type != SCIRE_MR_FAST)
+		return -EINVAL;
+	if (atomic64_read(&mr->state) != valid)
+		return -EINVAL;
+	/* Without remote rights the key is no rkey a peer may name. */
+	if (remote && !(READ_ONCE(mr->access) & SCIRE_ACCESS_REMOTE))
+		return -EINVAL;
+	if (mr->ibmr.pd != &pd->ibpd)
+		return -EACCES;
+	/* Key and state in one step: a newer registration is left alone. */
+	if (!atomic64_try_cmpxchg(&mr->state, &valid,
+				  scire_mr_word(key, SCIRE_MR_FREE)))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * scire_mr_invalidate() - execute a LOCAL_INV, or the invalidation of a
+ * received SEND_WITH_INV (IBA 10.6: Local Invalidate, Send with
+ * Invalidate; 10.6.7.2 for type 2 windows).
+ * @pd: the PD of the QP executing it.
+ * @key: the key to invalidate: a fast-reg MR's key or a type 2 window's
+ *	 rkey, exactly (generation byte included).
+ * @remote: it came in a SEND_WITH_INV's IETH (then an MR must have been
+ *	    registered with some remote right).
+ *
+ * Afterwards the key resolves to nothing until the MR is registered again
+ * (REG_MR) or the window bound again (BIND_MW). A window releases its MR.
+ * Data-path users already holding the MR finish their current copy; their
+ * next scire_mr_copy() on a fast-reg MR fails.
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -EINVAL for an unknown or stale key, a key that is not valid
+ * (already invalidated, never registered or bound), a user-registered or
+ * DMA MR (these cannot be invalidated), or a remote invalidation of an MR
+ * without remote rights; -EACCES if the MR or window belongs to another PD.
+ */
+int scire_mr_invalidate(struct scire_pd *pd, u32 key, bool remote)
+{
+	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	void *entry;
+	int ret;
+
+	rcu_read_lock();
+	entry = xa_load(&sdev->mr_xa, key >> 8);
+	if (!entry)
+		ret = -EINVAL;
+	else if (xa_pointer_tag(entry) == SCIRE_KEY_MW)
+		ret = scire_mw_invalidate(xa_untag_pointer(entry), pd, key);
+	else
+		ret = scire_fast_mr_invalidate(xa_untag_pointer(entry), pd,
+					       key, remote);
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * scire_dereg_mr() - deregister an MR (IBA 11.2.8, Deregister Memory Region).
  * @ibmr: the MR.
  * @udata: unused.
  *
- * The key stops resolving at once; the call then waits until no data-path
- * user still holds the MR, so no byte moves to or from its pages after it
+ * Fails while memory windows are bound to the MR: they hold it, and the
+ * process must invalidate or deallocate them first (uverbs retries the
+ * destruction after the windows when a process exits). Otherwise the key
+ * stops resolving at once; the call then waits until no data-path user
+ * still holds the MR, so no byte moves to or from its pages after it
  * returns.
  *
  * Context: process context, may sleep.
- * Return: 0.
+ * Return: 0, or -EBUSY if windows are bound to it.
  */
 int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct scire_dev *sdev = to_sdev(ibmr->device);
 	struct scire_mr *mr = to_smr(ibmr);
 
-	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
+	/* -1 also stops binds racing with this one. */
+	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0)
+		return -EBUSY;
+	scire_key_remove(sdev, scire_mr_word_key(atomic64_read(&mr->state)));
 	scire_mr_put(mr);
 	wait_for_completion(&mr->released);
-	scire_mr_free(sdev, mr);
+	scire_mr_free(mr);
 	return 0;
+}
+
+/**
+ * scire_alloc_mw() - allocate a type 2 memory window (IBA 10.6.7.2).
+ * @ibmw: the core-allocated MW; its type and PD are set.
+ * @udata: ALLOC_MW UHW: no fields.
+ *
+ * The window starts free, with an rkey from the MR key space (reported to
+ * user space in ibmw->rkey); a BIND_MW WQE binds it (scire_mw_bind()).
+ * Windows count against the same bound as MRs (SCIRE_MAX_MR keys).
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for a type 1 window; -EINVAL for a non-zero UHW
+ * request; -ENOMEM.
+ */
+int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct scire_dev *sdev = to_sdev(ibmw->device);
+	struct scire_mw_entry *ent;
+	u32 rkey;
+	int ret;
+
+	if (ibmw->type != IB_MW_TYPE_2)
+		return -EOPNOTSUPP;
+	if (!scire_udata_in_ok(udata))
+		return -EINVAL;
+
+	ent = kzalloc(sizeof(*ent), GFP_KERNEL);
+	if (!ent)
+		return -ENOMEM;
+	spin_lock_init(&ent->lock);
+	ent->state = SCIRE_MW_FREE;
+	ent->pd = to_spd(ibmw->pd);
+	ret = scire_key_reserve(sdev, &rkey);
+	if (ret) {
+		kfree(ent);
+		return ret;
+	}
+	ent->rkey = rkey;
+	ibmw->rkey = rkey;
+	to_smw(ibmw)->entry = ent;
+	scire_key_publish(sdev, rkey, xa_tag_pointer(ent, SCIRE_KEY_MW));
+	return 0;
+}
+
+/**
+ * scire_dealloc_mw() - deallocate a memory window.
+ * @ibmw: the MW; the core frees it when this returns.
+ *
+ * Unbinds the window (releasing its MR) and removes its rkey; lookups
+ * already under way see it dead. Its key-table entry is freed after an RCU
+ * grace period.
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int scire_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct scire_dev *sdev = to_sdev(ibmw->device);
+	struct scire_mw_entry *ent = to_smw(ibmw)->entry;
+	struct scire_mr *mr;
+	unsigned long flags;
+	u32 rkey;
+
+	spin_lock_irqsave(&ent->lock, flags);
+	rkey = ent->rkey;
+	mr = ent->mr;
+	ent->mr = NULL;
+	ent->state = SCIRE_MW_DEAD;
+	spin_unlock_irqrestore(&ent->lock, flags);
+
+	scire_key_remove(sdev, rkey);
+	if (mr)
+		scire_mw_release_mr(mr);
+	kfree_rcu(ent, rcu);
+	return 0;
+}
+
+/**
+ * scire_mw_bind() - execute a BIND_MW WQE on a type 2 window (IBA 10.6.7.2).
+ * @pd: the PD of the QP the WQE was posted to.
+ * @wqe: the requester's kernel copy of the WQE; uses wqe->bind.
+ *
+ * wqe->bind.mw_rkey must be the window's current rkey and the window free
+ * (o10-37.2.30: a bound type 2 window is invalidated, not rebound);
+ * new_rkey must keep its index bits (only the low 8 bits are the
+ * consumer's). The window and the MR named by mr_lkey must belong to @pd
+ * (C10-72); the MR must be valid, grant IB_ACCESS_MW_BIND (C10-73) and
+ * contain [addr, addr + length) (C10-75), and length must not be 0
+ * (o10-37.2.40). access may ask for remote read, write and atomic; write
+ * and atomic need the MR's local write (C10-74, IBA 10.6.7.2.1); the MR's
+ * own remote rights do not limit the window. Local write is ignored;
+ * zero-based windows and any other bit are refused. On success the window
+ * holds a reference on the MR until it is invalidated or deallocated, and
+ * its rkey is new_rkey.
+ *
+ * Context: the QP's work item (any context; no sleeping).
+ * Return: 0; -EINVAL for an unknown or stale window rkey, a window not
+ * free, a new_rkey with other index bits, zero length, unsupported access
+ * bits, an unknown, stale or invalid MR lkey (or one being deregistered);
+ * -EACCES for a PD mismatch, an MR without MW_BIND, or write/atomic on an
+ * MR without local write; -ERANGE if the range is not inside the MR.
+ */
+int scire_mw_bind(struct scire_pd *pd, const struct scire_send_wqe *wqe)
+{
+	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	u32 mw_rkey = wqe->bind.mw_rkey;
+	u32 new_rkey = wqe->bind.new_rkey;
+	u64 addr = wqe->bind.addr;
+	u64 length = wqe->bind.length;
+	u32 access = wqe->bind.access;
+	struct scire_mw_entry *ent;
+	struct scire_mr *mr;
+	unsigned long flags;
+	void *entry;
+	int ret;
+
+	if (new_rkey >> 8 != mw_rkey >> 8 || !length ||
+	    (access & ~SCIRE_MW_ACCESS))
+		return -EINVAL;
+	access &= SCIRE_ACCESS_REMOTE;
+
+	mr = scire_mr_lookup(pd, wqe->bind.mr_lkey, false, addr, length,
+			     IB_ACCESS_MW_BIND);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	if ((access & SCIRE_ACCESS_STORES) &&
+	    !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE)) {
+		ret = -EACCES;
+		goto err_put;
+	}
+	/* Negative once dereg has begun: it must not find a window later. */
+	if (!atomic_inc_unless_negative(&mr->num_mw)) {
+		ret = -EINVAL;
+		goto err_put;
+	}
+
+	rcu_read_lock();
+	entry = xa_load(&sdev->mr_xa, mw_rkey >> 8);
+	if (!entry || xa_pointer_tag(entry) != SCIRE_KEY_MW) {
+		rcu_read_unlock();
+		ret = -EINVAL;
+		goto err_unbind;
+	}
+	ent = xa_untag_pointer(entry);
+	spin_lock_irqsave(&ent->lock, flags);
+	if (ent->state != SCIRE_MW_FREE || ent->rkey != mw_rkey) {
+		ret = -EINVAL;
+	} else if (ent->pd != pd) {
+		ret = -EACCES;
+	} else {
+		ent->rkey = new_rkey;
+		ent->mr = mr;
+		ent->addr = addr;
+		ent->length = length;
+		ent->access = access;
+		ent->state = SCIRE_MW_BOUND;
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&ent->lock, flags);
+	rcu_read_unlock();
+	if (!ret)
+		return 0;	/* the window keeps the MR reference */
+
+err_unbind:
+	atomic_dec(&mr->num_mw);
+err_put:
+	scire_mr_put(mr);
+	return ret;
+}
+
+/**
+ * scire_sgl_init() - start a cursor at the first byte of an SGE list.
+ * @sgl: the cursor.
+ * @pd: the PD every lkey must belong to (the QP's).
+ * @sge: the SGEs, in kernel memory that outlives the cursor.
+ * @num_sge: entries in @sge.
+ *
+ * Nothing is looked up yet. Every initialised cursor must be released
+ * with scire_sgl_release().
+ *
+ * Context: any.
+ */
+void scire_sgl_init(struct scire_sgl *sgl, struct scire_pd *pd,
+		    const struct scire_sge *sge, u32 num_sge)
+{
+	sgl->pd = pd;
+	sgl->sge = sge;
+	sgl->num_sge = num_sge;
+	sgl->index = 0;
+	sgl->offset = 0;
+	sgl->mr = NULL;
+	sgl->mr_write = false;
+}
+
+static void scire_sgl_drop(struct scire_sgl *sgl)
+{
+	if (sgl->mr) {
+		scire_mr_put(sgl->mr);
+		sgl->mr = NULL;
+	}
+}
+
+/**
+ * scire_sgl_copy() - copy between the cursor's position and a buffer, and
+ * advance it.
+ * @sgl: the cursor.
+ * @buf: kernel buffer of @len bytes.
+ * @len: bytes to copy.
+ * @to_sgl: copy @buf into the SGEs' memory (a receive, a READ response),
+ *	    else out of it (a send, a WRITE).
+ *
+ * Zero-length SGEs are skipped without looking at their lkey. Each SGE's
+ * lkey is resolved once, for the SGE's whole range, with scire_mr_lookup()
+ * (IB_ACCESS_LOCAL_WRITE when @to_sgl), and held until the cursor moves
+ * past it or is released. On error the bytes before the failing SGE have
+ * been copied and the cursor stays at the failing SGE.
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -ENOSPC if the list ends before @len bytes; else the error of
+ * scire_mr_lookup() (-EINVAL, -EACCES, -ERANGE: a local protection error)
+ * or of scire_mr_copy().
+ */
+int scire_sgl_copy(struct scire_sgl *sgl, void *buf, u32 len, bool to_sgl)
+{
+	u8 *p = buf;
+
+	while (len) {
+		const struct scire_sge *sge;
+		u32 n;
+		int ret;
+
+		if (sgl->index >= sgl->num_sge)
+			return -ENOSPC;
+		sge = &sgl->sge[sgl->index];
+		if (sgl->offset >= sge->length) {
+			scire_sgl_drop(sgl);
+			sgl->index++;
+			sgl->offset = 0;
+			continue;
+		}
+		/* Resolved for reading only: check the write right now. */
+		if (sgl->mr && to_sgl && !sgl->mr_write)
+			scire_sgl_drop(sgl);
+		if (!sgl->mr) {
+			struct scire_mr *mr;
+
+			mr = scire_mr_lookup(sgl->pd, sge->lkey, false,
+					     sge->addr, sge->length,
+					     to_sgl ? IB_ACCESS_LOCAL_WRITE : 0);
+			if (IS_ERR(mr))
+				return PTR_ERR(mr);
+			sgl->mr = mr;
+			sgl->mr_write = to_sgl;
+		}
+		n = min(len, sge->length - sgl->offset);
+		ret = scire_mr_copy(sgl->mr, sge->addr + sgl->offset, p, n,
+				    to_sgl);
+		if (ret)
+			return ret;
+		p += n;
+		len -= n;
+		sgl->offset += n;
+	}
+	return 0;
+}
+
+/**
+ * scire_sgl_seek() - move a cursor to a byte offset from the list's start.
+ * @sgl: the cursor.
+ * @offset: bytes from the first byte of the first SGE, 0..the list's
+ *	    length (scire_sgl_length()).
+ *
+ * Releases the held MR; the next copy resolves the lkey of the SGE it
+ * lands in. Used to restart a message at a PSN (retransmission, a READ
+ * response resumed after a duplicate request).
+ *
+ * Context: any.
+ * Return: 0, or -ENOSPC if @offset is past the end (the cursor is then at
+ * the end).
+ */
+int scire_sgl_seek(struct scire_sgl *sgl, u64 offset)
+{
+	u32 i;
+
+	scire_sgl_drop(sgl);
+	for (i = 0; i < sgl->num_sge; i++) {
+		if (offset < sgl->sge[i].length)
+			break;
+		offset -= sgl->sge[i].length;
+	}
+	sgl->index = i;
+	if (i == sgl->num_sge) {
+		sgl->offset = 0;
+		return offset ? -ENOSPC : 0;
+	}
+	sgl->offset = offset;
+	return 0;
+}
+
+/**
+ * scire_sgl_release() - drop the MR a cursor holds.
+ * @sgl: the cursor; it may be used again (the next copy looks up again).
+ *
+ * Call before the cursor is forgotten, and before the worker waits for
+ * anything (an ACK, a timer): a held MR blocks its deregistration.
+ *
+ * Context: any.
+ */
+void scire_sgl_release(struct scire_sgl *sgl)
+{
+	scire_sgl_drop(sgl);
+}
+
+/**
+ * scire_sgl_length() - total bytes of an SGE list.
+ * @sge: the SGEs.
+ * @num_sge: entries in @sge.
+ *
+ * Context: any.
+ * Return: the sum of the lengths; a u64, so it cannot overflow.
+ */
+u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < num_sge; i++)
+		sum += sge[i].length;
+	return sum;
 }

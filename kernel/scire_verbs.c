@@ -33,8 +33,9 @@ bool scire_udata_in_ok(struct ib_udata *udata)
  * @attr: filled in.
  * @udata: UHW of QUERY_DEVICE_EX; scire defines none, so it must be empty.
  *
- * Queue pair limits are zero: this version has no QPs, so the core treats
- * the device as user-only (no kernel ULPs) and tools report it truthfully.
+ * The limits are the SCIRE_MAX_* bounds of scire.h. Atomics are global
+ * (IB_ATOMIC_GLOB): scire performs them on the target memory with CPU
+ * atomic instructions, so they are atomic against the CPU too.
  *
  * Return: 0, or -EINVAL for a non-empty UHW.
  */
@@ -59,9 +60,50 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mr = SCIRE_MAX_MR;
 	attr->max_pd = SCIRE_MAX_PD;
 	attr->max_pkeys = SCIRE_PKEY_TBL_LEN;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_qp = SCIRE_MAX_QP;
+	attr->max_qp_wr = SCIRE_MAX_QP_WR;
+	attr->max_send_sge = SCIRE_MAX_SGE;
+	attr->max_recv_sge = SCIRE_MAX_SGE;
+	attr->max_sge_rd = SCIRE_MAX_SGE;
+	attr->max_qp_rd_atom = SCIRE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SCIRE_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SCIRE_MAX_RD_ATOMIC * SCIRE_MAX_QP;
+	attr->max_srq = SCIRE_MAX_SRQ;
+	attr->max_srq_wr = SCIRE_MAX_SRQ_WR;
+	attr->max_srq_sge = SCIRE_MAX_SGE;
+	attr->max_fast_reg_page_list_len = SCIRE_MAX_MR_PAGES;
+	attr->max_pi_fast_reg_page_list_len = 0;
+	attr->max_mw = SCIRE_MAX_MR;
+	attr->max_ah = 0;
+	attr->atomic_cap = IB_ATOMIC_GLOB;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	/*
+	 * No IBK_LOCAL_DMA_LKEY: the core gives each kernel PD a DMA MR of
+	 * its own, so the PD check covers local_dma_lkey too.
+	 */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
+}
+
+/**
+ * scire_active_mtu() - the largest IB MTU whose RoCEv2 packet fits the
+ * netdev MTU.
+ * @sdev: the device.
+ *
+ * The one definition of the port's active MTU: query_port reports it and
+ * modify_qp bounds the path MTU by it.
+ *
+ * Context: any.
+ * Return: IB_MTU_256..IB_MTU_4096.
+ */
+enum ib_mtu scire_active_mtu(struct scire_dev *sdev)
+{
+	int payload = READ_ONCE(sdev->netdev->mtu) - SCIRE_MAX_HDR_LEN;
+
+	return min(ib_mtu_int_to_enum(payload), IB_MTU_4096);
 }
 
 /**
@@ -80,7 +122,6 @@ int scire_query_port(struct ib_device *ibdev, u32 port,
 {
 	struct scire_dev *sdev = to_sdev(ibdev);
 	unsigned long flags;
-	enum ib_mtu mtu;
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	attr->state = sdev->port_state;
@@ -88,10 +129,8 @@ int scire_query_port(struct ib_device *ibdev, u32 port,
 
 	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
 		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
-	mtu = ib_mtu_int_to_enum(READ_ONCE(sdev->netdev->mtu) -
-				 SCIRE_MAX_HDR_LEN);
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = min(mtu, IB_MTU_4096);
+	attr->active_mtu = scire_active_mtu(sdev);
 	attr->gid_tbl_len = SCIRE_GID_TBL_LEN;
 	attr->pkey_tbl_len = SCIRE_PKEY_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;

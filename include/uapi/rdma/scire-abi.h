@@ -21,7 +21,7 @@
 #include <linux/types.h>
 
 /* uverbs ABI version (ib_device_ops.uverbs_abi_ver); bump on any change here. */
-#define SCIRE_UVERBS_ABI_VERSION	1
+#define SCIRE_UVERBS_ABI_VERSION	2
 
 /*
  * sysfs attribute of every scire ib_device
@@ -179,6 +179,218 @@ struct scire_cq_ring {
 	__u32 flags;
 	__u32 pad2[SCIRE_RING_LINE / 4 - 2];
 	struct scire_cqe cqe[];
+};
+
+/*
+ * Work queues: SQ, RQ and SRQ rings.
+ *
+ * A work queue mapping starts with a struct scire_wq_ring; WQE slot 0
+ * follows at SCIRE_WQ_RING_HDR_SIZE and each slot is wqe_size bytes (a power
+ * of two given in the create response). User space is the producer: it
+ * writes a WQE, then publishes the producer index with a store-release. The
+ * kernel is the consumer:
+ *  - SQ: consumer counts WQEs the kernel has retired (completed, signalled or
+ *    not). A slot may be reused once consumer has passed it. The kernel
+ *    copies each WQE once into its own memory when it starts on it, and
+ *    never reads the slot again.
+ *  - RQ/SRQ: consumer counts WQEs the kernel has taken (copied) for an
+ *    incoming message.
+ * After posting to an SQ, user space calls the SCIRE_METHOD_QP_DOORBELL
+ * method. After posting to the RQ of a QP whose ring flags carry
+ * SCIRE_WQ_F_ERROR, it calls the doorbell with SCIRE_DOORBELL_RQ so the
+ * kernel flushes the new WQEs.
+ */
+#define SCIRE_WQ_RING_HDR_SIZE		(3 * SCIRE_RING_LINE)
+
+/* Work queue state flags the kernel reports (struct scire_wq_ring.flags). */
+enum scire_wq_flags {
+	SCIRE_WQ_F_ERROR	= 1 << 0,	/* QP in ERR: new WQEs are flushed */
+};
+
+/*
+ * struct scire_wq_ring - the head of an SQ, RQ or SRQ mapping.
+ * @producer:	written by user space (store-release) after the WQE.
+ * @consumer:	written by the kernel (store-release), see above.
+ * @flags:	enum scire_wq_flags, written by the kernel.
+ */
+struct scire_wq_ring {
+	__u32 producer;
+	__u32 pad0[SCIRE_RING_LINE / 4 - 1];
+	__u32 consumer;
+	__u32 pad1[SCIRE_RING_LINE / 4 - 1];
+	__u32 flags;
+	__u32 pad2[SCIRE_RING_LINE / 4 - 1];
+};
+
+/* struct scire_sge - one scatter/gather element, 16 bytes. */
+struct scire_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Send WQE opcodes (struct scire_send_wqe.opcode). */
+enum scire_wqe_opcode {
+	SCIRE_WQE_OP_SEND		= 0,
+	SCIRE_WQE_OP_SEND_IMM		= 1,
+	SCIRE_WQE_OP_SEND_INV		= 2,
+	SCIRE_WQE_OP_RDMA_WRITE		= 3,
+	SCIRE_WQE_OP_RDMA_WRITE_IMM	= 4,
+	SCIRE_WQE_OP_RDMA_READ		= 5,
+	SCIRE_WQE_OP_ATOMIC_CMP_SWP	= 6,
+	SCIRE_WQE_OP_ATOMIC_FETCH_ADD	= 7,
+	SCIRE_WQE_OP_LOCAL_INV		= 8,
+	SCIRE_WQE_OP_BIND_MW		= 9,
+	SCIRE_WQE_OP_REG_MR		= 10,	/* kernel QPs only */
+	SCIRE_WQE_OP_MAX,
+};
+
+/* Send WQE flags (struct scire_send_wqe.flags). */
+enum scire_wqe_flags {
+	SCIRE_WQE_F_SIGNALED	= 1 << 0,	/* always post a CQE */
+	SCIRE_WQE_F_SOLICITED	= 1 << 1,	/* set SE on the last packet */
+	SCIRE_WQE_F_INLINE	= 1 << 2,	/* inline_len bytes follow the header */
+	SCIRE_WQE_F_FENCE	= 1 << 3,	/* wait for earlier READs/atomics */
+};
+
+/*
+ * struct scire_send_wqe - an SQ WQE: a 64-byte header followed by num_sge
+ * struct scire_sge or, with SCIRE_WQE_F_INLINE, inline_len bytes of data.
+ * @wr_id:	returned in the CQE.
+ * @opcode:	enum scire_wqe_opcode.
+ * @flags:	enum scire_wqe_flags.
+ * @num_sge:	SGEs following the header (0..max_send_sge); 0 with INLINE.
+ * @inline_len:	bytes of inline data (0..max_inline_data).
+ * @imm_data:	SEND_IMM, RDMA_WRITE_IMM: immediate data in network byte
+ *		order; SEND_INV, LOCAL_INV: the rkey to invalidate.
+ * @rdma:	RDMA_WRITE*, RDMA_READ: remote address and rkey.
+ * @atomic:	ATOMIC_*: remote address (8-byte aligned), rkey, compare or
+ *		add operand and swap operand.
+ * @bind:	BIND_MW: the window's handle-side rkey and new rkey, the MR
+ *		(lkey) it is bound to, range and access.
+ * @reg:	REG_MR (kernel only): the struct scire_mr, its new key and
+ *		access.
+ */
+struct scire_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 num_sge;
+	__u8 reserved0;
+	__u32 inline_len;
+	__u32 imm_data;
+	__u32 reserved1;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mw_rkey;
+			__u32 new_rkey;
+			__u32 mr_lkey;
+			__u32 access;
+		} bind;
+		struct {
+			__aligned_u64 mr;
+			__u32 key;
+			__u32 access;
+		} reg;
+		__u8 reserved2[40];
+	};
+	__u8 data[];	/* struct scire_sge[num_sge] or inline data */
+};
+
+/*
+ * struct scire_recv_wqe - an RQ or SRQ WQE: a 16-byte header followed by
+ * num_sge struct scire_sge.
+ */
+struct scire_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	struct scire_sge sge[];
+};
+
+/*
+ * struct scire_create_qp_resp - UHW response of CREATE_QP.
+ * @sq_mmap_offset, @sq_mmap_size:	the SQ mapping.
+ * @rq_mmap_offset, @rq_mmap_size:	the RQ mapping; both 0 with an SRQ.
+ * @qpn:		the QP number.
+ * @sq_entries:		SQ slots (power of two, >= max_send_wr).
+ * @sq_wqe_size:	bytes per SQ slot (power of two).
+ * @rq_entries:		RQ slots, 0 with an SRQ.
+ * @rq_wqe_size:	bytes per RQ slot.
+ * @max_send_sge, @max_recv_sge, @max_inline_data: what the QP got.
+ * @reserved:		0.
+ *
+ * CREATE_QP takes no UHW request; any request bytes must be zero.
+ */
+struct scire_create_qp_resp {
+	__aligned_u64 sq_mmap_offset;
+	__aligned_u64 sq_mmap_size;
+	__aligned_u64 rq_mmap_offset;
+	__aligned_u64 rq_mmap_size;
+	__u32 qpn;
+	__u32 sq_entries;
+	__u32 sq_wqe_size;
+	__u32 rq_entries;
+	__u32 rq_wqe_size;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+};
+
+/*
+ * struct scire_create_srq_resp - UHW response of CREATE_SRQ.
+ * @mmap_offset, @mmap_size:	the SRQ mapping.
+ * @srqn:		SRQ number.
+ * @num_entries:	slots (power of two, >= max_wr).
+ * @wqe_size:		bytes per slot (power of two).
+ * @max_sge:		SGEs per WQE.
+ */
+struct scire_create_srq_resp {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 srqn;
+	__u32 num_entries;
+	__u32 wqe_size;
+	__u32 max_sge;
+};
+
+/*
+ * scire's own uverbs tree (ib_device.driver_def). Ids live in the driver
+ * namespace (UVERBS_ID_NS_SHIFT is 12 in <rdma/ib_user_ioctl_cmds.h>).
+ */
+#define SCIRE_UVERBS_ID_DRIVER_NS	(1U << 12)
+
+/* Methods added to the core's UVERBS_OBJECT_QP. */
+enum scire_qp_methods {
+	SCIRE_METHOD_QP_DOORBELL = SCIRE_UVERBS_ID_DRIVER_NS,
+};
+
+/* Attributes of SCIRE_METHOD_QP_DOORBELL. */
+enum scire_qp_doorbell_attrs {
+	/* IDR handle of the QP (UVERBS_OBJECT_QP), mandatory. */
+	SCIRE_ATTR_DOORBELL_QP_HANDLE = SCIRE_UVERBS_ID_DRIVER_NS,
+	/* __u32 enum scire_doorbell_flags, mandatory. */
+	SCIRE_ATTR_DOORBELL_FLAGS,
+};
+
+/* Which queues a doorbell is for. */
+enum scire_doorbell_flags {
+	SCIRE_DOORBELL_SQ	= 1 << 0,	/* new SQ WQEs */
+	SCIRE_DOORBELL_RQ	= 1 << 1,	/* new RQ WQEs on a QP in ERR */
 };
 
 #endif /* SCIRE_ABI_USER_H */

@@ -1,0 +1,1072 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: RoCEv2 packets on UDP port 4791 (IBA 1.4 vol. 1 annex A17).
+ *
+ * Namespaces. The UDP sockets live in the network namespace of the netdev a
+ * device is bound to, not only in init_net, so scire can run in one
+ * namespace while rdma_rxe (which binds 4791 in init_net) runs in another.
+ * All scire devices of one namespace share one struct scire_ns: an IPv4 and
+ * an IPv6-only socket, created by the first device that opens and released
+ * by the last one to close. A port already taken in that namespace fails the
+ * device's creation with -EADDRINUSE. Kernel sockets do not pin their
+ * namespace, so a pernet exit hook releases the sockets of a namespace that
+ * is being dismantled; devices still closing there see no socket and drop
+ * what they send. Each device's struct scire_net sits on its namespace's
+ * RCU list: a packet is delivered to the device whose netdev (or whose
+ * netdev under a VLAN) received it, and dropped when there is none.
+ *
+ * Loopback. A packet whose destination IP is an address of this namespace
+ * is never transmitted: the device owning that address must be a scire
+ * device (our own netdev in the common case), and the packet, built to the
+ * last byte as it would go on the wire (IP ID and checksum, UDP header,
+ * ICRC), is handed to the receive function the sockets use, so every check
+ * runs on it. The receive path only enqueues on the target QP and kicks its
+ * work item: the sender never runs the receiver's transport code.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32.h>
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <asm/unaligned.h>
+
+#include "scire.h"
+
+/*
+ * ICRC seed: the CRC-32 of eight 0xff bytes standing for the LRH, which a
+ * RoCEv2 packet does not have but the ICRC of IBA 7.8.1 covers, masked.
+ */
+#define SCIRE_ICRC_SEED		0xdebb20e3
+
+/* Membership bit of a P_Key (IBA 10.9): 0 for a limited member. */
+#define SCIRE_PKEY_FULL_MEMBER	0x8000
+
+/* Transport bits of a BTH opcode (IBA 9.2.1 table 38). */
+#define SCIRE_OP_TRANSPORT_MASK	0xe0
+
+/*
+ * Largest BTH-to-pad length a packet may carry: the IPv4 total length and
+ * the UDP length are 16-bit and also count the IP/UDP headers and ICRC.
+ */
+#define SCIRE_PKT_MAX_LEN	(0xffff - sizeof(struct ipv6hdr) - \
+				 sizeof(struct udphdr) - SCIRE_ICRC_SIZE)
+
+/* RFC 1122 forbids sending TTL 0; an AV without a hop limit gets this. */
+#define SCIRE_DEFAULT_TTL	64
+
+/**
+ * struct scire_ns - the RoCEv2 sockets of one network namespace.
+ * @node:	entry in scire_ns_list; unlinked once the namespace is going
+ *		away or its last device closed.
+ * @net:	the namespace; only compared while linked.
+ * @sock4:	the IPv4 socket bound to port 4791, or NULL once released.
+ * @sock6:	the IPv6-only socket bound to port 4791, or NULL (released,
+ *		or IPv6 disabled in this kernel).
+ * @devs:	struct scire_net of each open device of the namespace;
+ *		changed under scire_ns_lock, read under RCU.
+ */
+struct scire_ns {
+	struct list_head node;
+	struct net *net;
+	struct socket __rcu *sock4;
+	struct socket __rcu *sock6;
+	struct list_head devs;
+};
+
+/**
+ * struct scire_net - one device's share of its namespace's sockets.
+ * @sdev:	the device.
+ * @ns:		the namespace state; valid until the device closes.
+ * @node:	entry in @ns->devs.
+ */
+struct scire_net {
+	struct scire_dev *sdev;
+	struct scire_ns *ns;
+	struct list_head node;
+};
+
+/* Every struct scire_ns still bound to a live namespace. */
+static LIST_HEAD(scire_ns_list);
+/* Protects scire_ns_list, each scire_ns's @devs and socket pointers. */
+static DEFINE_MUTEX(scire_ns_lock);
+
+/*
+ * Why a packet was not delivered or sent. The per-device counters will be
+ * indexed by these; for now a drop only frees the skb (kfree_skb, so it is
+ * visible to drop monitors).
+ */
+enum scire_drop_reason {
+	SCIRE_DROP_NOMEM,	/* linearize or headroom allocation failed */
+	SCIRE_DROP_MALFORMED,	/* UDP/IP shape, lengths, opcode, TVer, pad */
+	SCIRE_DROP_PKEY,	/* P_Key not the default partition */
+	SCIRE_DROP_DGID,	/* destination IP is not one of our GIDs */
+	SCIRE_DROP_ICRC,	/* ICRC mismatch */
+	SCIRE_DROP_UNSUPPORTED,	/* GSI or multicast: not handled yet */
+	SCIRE_DROP_NO_QP,	/* no such QP */
+	SCIRE_DROP_QP_TYPE,	/* opcode's transport differs from the QP's */
+	SCIRE_DROP_QP_PATH,	/* RC/UC packet not from the QP's peer */
+	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
+	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
+};
+
+static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
+		       enum scire_drop_reason why)
+{
+	/* Counters (sdev, why) go here. */
+	kfree_skb(skb);
+}
+
+/*
+ * The ICRC of a packet whose IP and UDP headers are at the skb's network
+ * and transport headers and whose BTH is at @bth, followed by @len - BTH
+ * bytes of extended headers, payload and pad. Variant fields are hashed as
+ * all-ones, as IBA annex A17 requires and rdma_rxe does: IPv4 TOS, TTL and
+ * header checksum; IPv6 traffic class, flow label and hop limit; the UDP
+ * checksum; BTH byte 4 (FECN, BECN, reserved).
+ */
+static u32 scire_icrc(const struct sk_buff *skb, bool ipv6, const u8 *bth,
+		      u32 len)
+{
+	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
+	       sizeof(struct scire_bth)];
+	struct scire_bth *mbth;
+	struct udphdr *udph;
+	size_t l3len;
+	u32 crc;
+
+	if (ipv6) {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)buf;
+
+		l3len = sizeof(*ip6h);
+		memcpy(ip6h, ipv6_hdr(skb), l3len);
+		ip6h->priority = 0xf;
+		memset(ip6h->flow_lbl, 0xff, sizeof(ip6h->flow_lbl));
+		ip6h->hop_limit = 0xff;
+	} else {
+		struct iphdr *iph = (struct iphdr *)buf;
+
+		l3len = sizeof(*iph);
+		memcpy(iph, ip_hdr(skb), l3len);
+		iph->tos = 0xff;
+		iph->ttl = 0xff;
+		iph->check = CSUM_MANGLED_0;
+	}
+	udph = (struct udphdr *)(buf + l3len);
+	memcpy(udph, udp_hdr(skb), sizeof(*udph));
+	udph->check = CSUM_MANGLED_0;
+	mbth = (struct scire_bth *)(udph + 1);
+	memcpy(mbth, bth, sizeof(*mbth));
+	mbth->qpn |= cpu_to_be32(SCIRE_BTH_RESV8A_MASK);
+
+	crc = crc32_le(SCIRE_ICRC_SEED, buf,
+		       l3len + sizeof(*udph) + sizeof(*mbth));
+	crc = crc32_le(crc, bth + sizeof(*mbth), len - sizeof(*mbth));
+	return ~crc;
+}
+
+/* The scire device receiving on @ndev, directly or through a VLAN on it. */
+static struct scire_dev *scire_ns_dev_rcu(struct scire_ns *ns,
+					  const struct net_device *ndev)
+{
+	struct scire_net *snet;
+
+	for (;;) {
+		list_for_each_entry_rcu(snet, &ns->devs, node)
+			if (snet->sdev->netdev == ndev)
+				return snet->sdev;
+		if (!is_vlan_dev(ndev))
+			return NULL;
+		ndev = vlan_dev_real_dev(ndev);
+	}
+}
+
+/*
+ * The headers in front of the UDP header must be exactly one IP header,
+ * since the ICRC covers them with fixed sizes (no IPv4 options, no IPv6
+ * extension headers; RoCEv2 uses neither).
+ */
+static bool scire_rcv_l3_ok(const struct sk_buff *skb, bool *ipv6)
+{
+	int l3len = skb_transport_header(skb) - skb_network_header(skb);
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		*ipv6 = false;
+		return l3len == sizeof(*iph) && iph->version == 4 &&
+		       iph->ihl == sizeof(*iph) / 4;
+	}
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		*ipv6 = true;
+		return l3len == sizeof(*ip6h) && ip6h->version == 6 &&
+		       ip6h->nexthdr == IPPROTO_UDP;
+	}
+	return false;
+}
+
+/*
+ * The destination IP must be a RoCEv2 GID of this device on the interface
+ * the packet came in on: the host may accept packets for any of its
+ * addresses on any interface, but a QP is only reachable through its own.
+ */
+static bool scire_rcv_dgid_ok(struct scire_dev *sdev,
+			      const struct sk_buff *skb, bool ipv6,
+			      enum scire_drop_reason *why)
+{
+	const struct ib_gid_attr *attr;
+	union ib_gid dgid;
+
+	if (ipv6)
+		memcpy(&dgid, &ipv6_hdr(skb)->daddr, sizeof(dgid));
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)&dgid);
+	/* Multicast arrives with UD support. */
+	if (rdma_is_multicast_addr((struct in6_addr *)&dgid)) {
+		*why = SCIRE_DROP_UNSUPPORTED;
+		return false;
+	}
+
+	attr = rdma_find_gid_by_port(&sdev->ibdev, &dgid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, skb->dev);
+	if (IS_ERR(attr)) {
+		*why = SCIRE_DROP_DGID;
+		return false;
+	}
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
+static bool scire_rcv_transport_ok(const struct scire_qp *qp, u8 opcode)
+{
+	u8 transport = opcode & SCIRE_OP_TRANSPORT_MASK;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return transport == SCIRE_OP_RC;
+	case IB_QPT_UC:
+		return transport == SCIRE_OP_UC;
+	case IB_QPT_UD:
+		return transport == SCIRE_OP_UD;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A connected QP hears only its peer: the packet's source IP must be the
+ * QP's destination and its destination the QP's source (IBA 9.6, as
+ * rdma_rxe checks). qp->av may be rewritten by modify_qp meanwhile; a
+ * packet read against a half-written AV is dropped and retransmitted.
+ */
+static bool scire_rcv_path_ok(const struct scire_qp *qp,
+			      const struct sk_buff *skb, bool ipv6)
+{
+	const struct scire_av *av = &qp->av;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return true;
+	if (ipv6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		return av->network_type == RDMA_NETWORK_IPV6 &&
+		       ipv6_addr_equal(&ip6h->saddr, &av->daddr.in6.sin6_addr) &&
+		       ipv6_addr_equal(&ip6h->daddr, &av->saddr.in6.sin6_addr);
+	}
+	return av->network_type == RDMA_NETWORK_IPV4 &&
+	       ip_hdr(skb)->saddr == av->daddr.in4.sin_addr.s_addr &&
+	       ip_hdr(skb)->daddr == av->saddr.in4.sin_addr.s_addr;
+}
+
+/*
+ * Validate a RoCEv2 packet (IBA 9.6 header checks, annex A17 ICRC) and pass
+ * it to its QP. skb->data is the UDP header, the IP header is at the network
+ * header and skb->dev is the interface it arrived on. Consumes @skb.
+ *
+ * Context: BHs disabled (softirq from the socket, or loopback), under RCU,
+ * which keeps @sdev alive (scire_net_dev_close() waits for it).
+ */
+static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
+{
+	const struct scire_opcode_info *info;
+	enum scire_drop_reason why;
+	struct scire_bth *bth;
+	struct scire_pkt *pkt;
+	struct scire_qp *qp;
+	u32 ulen, len, pad;
+	bool ipv6;
+	u16 pkey;
+	u32 qpn;
+
+	/* The transport reads headers and payload straight from skb->data. */
+	if (skb_linearize(skb)) {
+		why = SCIRE_DROP_NOMEM;
+		goto drop;
+	}
+
+	why = SCIRE_DROP_MALFORMED;
+	if (skb_transport_header(skb) != skb->data ||
+	    skb->len < sizeof(struct udphdr) || !scire_rcv_l3_ok(skb, &ipv6))
+		goto drop;
+	ulen = ntohs(udp_hdr(skb)->len);
+	if (ulen < sizeof(struct udphdr) || ulen > skb->len)
+		goto drop;
+	len = ulen - sizeof(struct udphdr);
+	if (len < sizeof(*bth) + SCIRE_ICRC_SIZE)
+		goto drop;
+	__skb_pull(skb, sizeof(struct udphdr));
+	__skb_trim(skb, len);
+
+	bth = (struct scire_bth *)skb->data;
+	info = &scire_opcode[bth->opcode];
+	if (!(info->mask & SCIRE_M_VALID) ||
+	    (bth->flags & SCIRE_BTH_TVER_MASK))
+		goto drop;
+	pad = scire_bth_pad(bth);
+	if (len < info->hdr_len + pad + SCIRE_ICRC_SIZE)
+		goto drop;
+
+	/* Only the default partition exists; limited members may send too. */
+	pkey = be16_to_cpu(bth->pkey) | SCIRE_PKEY_FULL_MEMBER;
+	if (pkey != SCIRE_DEFAULT_PKEY) {
+		why = SCIRE_DROP_PKEY;
+		goto drop;
+	}
+
+	if (!scire_rcv_dgid_ok(sdev, skb, ipv6, &why))
+		goto drop;
+
+	if (scire_icrc(skb, ipv6, skb->data, len - SCIRE_ICRC_SIZE) !=
+	    get_unaligned_le32(skb->data + len - SCIRE_ICRC_SIZE)) {
+		why = SCIRE_DROP_ICRC;
+		goto drop;
+	}
+
+	/* GSI (QP1) and multicast arrive with UD support. */
+	qpn = scire_bth_qpn(bth);
+	if (qpn <= 1 || qpn == IB_MULTICAST_QPN) {
+		why = SCIRE_DROP_UNSUPPORTED;
+		goto drop;
+	}
+
+	pkt = scire_pkt(skb);
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->sdev = sdev;
+	pkt->mask = info->mask;
+	pkt->psn = scire_bth_psn(bth);
+	pkt->qpn = qpn;
+	pkt->paylen = len - info->hdr_len - pad - SCIRE_ICRC_SIZE;
+	pkt->opcode = bth->opcode;
+	pkt->ackreq = scire_bth_ackreq(bth);
+	pkt->se = bth->flags & SCIRE_BTH_SE;
+	__skb_trim(skb, info->hdr_len + pkt->paylen);
+	/* A queued packet has no use for its route. */
+	skb_dst_drop(skb);
+
+	qp = scire_qp_get(sdev, qpn);
+	if (!qp) {
+		why = SCIRE_DROP_NO_QP;
+		goto drop;
+	}
+	if (!scire_rcv_transport_ok(qp, pkt->opcode)) {
+		scire_qp_put(qp);
+		why = SCIRE_DROP_QP_TYPE;
+		goto drop;
+	}
+	if (!scire_rcv_path_ok(qp, skb, ipv6)) {
+		scire_qp_put(qp);
+		why = SCIRE_DROP_QP_PATH;
+		goto drop;
+	}
+	scire_qp_rcv(qp, skb);
+	scire_qp_put(qp);
+	return;
+
+drop:
+	scire_drop(sdev, skb, why);
+}
+
+/* encap_rcv of both sockets: skb->data is the UDP header. */
+static int scire_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct scire_dev *sdev = NULL;
+	struct scire_ns *ns;
+
+	rcu_read_lock();
+	ns = rcu_dereference_sk_user_data(sk);
+	if (ns && skb->dev)
+		sdev = scire_ns_dev_rcu(ns, skb->dev);
+	if (sdev)
+		scire_rcv(sdev, skb);
+	else
+		kfree_skb(skb);
+	rcu_read_unlock();
+	/* Consumed: never hand RoCEv2 packets to the UDP socket queue. */
+	return 0;
+}
+
+static struct socket *scire_sock_create(struct net *net, struct scire_ns *ns,
+					bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tnl_cfg = {
+		.sk_user_data = ns,
+		.encap_type = 1,
+		.encap_rcv = scire_udp_encap_rcv,
+	};
+	/*
+	 * use_udp6_rx_checksums stays false: rdma_rxe sends IPv6 with a zero
+	 * UDP checksum (RFC 6935), the ICRC protecting the packet instead.
+	 */
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.ipv6_v6only = ipv6,
+		.local_udp_port = htons(SCIRE_ROCE_V2_PORT),
+	};
+	struct socket *sock;
+	int ret;
+
+	ret = udp_sock_create(net, &cfg, &sock);
+	if (ret)
+		return ERR_PTR(ret);
+	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	return sock;
+}
+
+/* Called with scire_ns_lock held. */
+static void scire_ns_release_socks(struct scire_ns *ns)
+{
+	struct socket *sock4, *sock6;
+
+	sock4 = rcu_replace_pointer(ns->sock4, NULL,
+				    lockdep_is_held(&scire_ns_lock));
+	sock6 = rcu_replace_pointer(ns->sock6, NULL,
+				    lockdep_is_held(&scire_ns_lock));
+	/* Each waits for RCU readers: receivers and senders are done. */
+	if (sock6)
+		udp_tunnel_sock_release(sock6);
+	if (sock4)
+		udp_tunnel_sock_release(sock4);
+}
+
+/* Find or create the sockets of @net. Called with scire_ns_lock held. */
+static struct scire_ns *scire_ns_get(struct net *net,
+				     const struct net_device *ndev)
+{
+	struct socket *sock;
+	struct scire_ns *ns;
+
+	list_for_each_entry(ns, &scire_ns_list, node)
+		if (ns->net == net)
+			return ns;
+
+	ns = kzalloc(sizeof(*ns), GFP_KERNEL);
+	if (!ns)
+		return ERR_PTR(-ENOMEM);
+	ns->net = net;
+	INIT_LIST_HEAD(&ns->devs);
+
+	sock = scire_sock_create(net, ns, false);
+	if (IS_ERR(sock))
+		goto err;
+	rcu_assign_pointer(ns->sock4, sock);
+
+	sock = scire_sock_create(net, ns, true);
+	if (IS_ERR(sock)) {
+		/* A kernel without IPv6 (ipv6.disable=1) still speaks IPv4. */
+		if (PTR_ERR(sock) != -EAFNOSUPPORT &&
+		    PTR_ERR(sock) != -EPFNOSUPPORT)
+			goto err;
+		sock = NULL;
+	}
+	rcu_assign_pointer(ns->sock6, sock);
+
+	list_add_tail(&ns->node, &scire_ns_list);
+	return ns;
+
+err:
+	if (PTR_ERR(sock) == -EADDRINUSE)
+		pr_warn("%s: UDP port %d is already bound in network namespace %u (rdma_rxe loaded there?); put %s in another namespace\n",
+			ndev->name, SCIRE_ROCE_V2_PORT, net->ns.inum,
+			ndev->name);
+	else
+		pr_warn("%s: cannot create the RoCEv2 UDP socket in network namespace %u: %pe\n",
+			ndev->name, net->ns.inum, sock);
+	scire_ns_release_socks(ns);
+	kfree(ns);
+	return ERR_CAST(sock);
+}
+
+/**
+ * scire_net_dev_open() - attach a device to its namespace's RoCEv2 sockets.
+ * @sdev: a device being created; sdev->netdev is set and held.
+ *
+ * Joins (or creates, for the first scire device there) the UDP port 4791
+ * sockets of the network namespace sdev->netdev is in, and makes the device
+ * reachable for packets arriving on its netdev (RoCEv2, IBA annex A17).
+ * Must succeed before the device is registered.
+ *
+ * Context: process context; may sleep. Takes scire_ns_lock.
+ * Return: 0; -ENOMEM; -ENODEV if the namespace is being dismantled;
+ * -EADDRINUSE if port 4791 is taken in that namespace (for instance by
+ * rdma_rxe), or another socket creation error.
+ */
+int scire_net_dev_open(struct scire_dev *sdev)
+{
+	struct net *net = dev_net(sdev->netdev);
+	struct scire_net *snet;
+	struct scire_ns *ns;
+	int ret = 0;
+
+	if (WARN_ON_ONCE(sdev->net))
+		return -EBUSY;
+	snet = kzalloc(sizeof(*snet), GFP_KERNEL);
+	if (!snet)
+		return -ENOMEM;
+	snet->sdev = sdev;
+
+	/*
+	 * Our pernet exit hook may already have run for a namespace whose
+	 * count reached zero; a socket created now would never be released.
+	 */
+	if (!maybe_get_net(net)) {
+		kfree(snet);
+		return -ENODEV;
+	}
+
+	mutex_lock(&scire_ns_lock);
+	ns = scire_ns_get(net, sdev->netdev);
+	if (IS_ERR(ns)) {
+		ret = PTR_ERR(ns);
+		kfree(snet);
+	} else {
+		snet->ns = ns;
+		list_add_tail_rcu(&snet->node, &ns->devs);
+		sdev->net = snet;
+	}
+	mutex_unlock(&scire_ns_lock);
+
+	put_net(net);
+	return ret;
+}
+
+/**
+ * scire_net_dev_close() - detach a device from its namespace's sockets.
+ * @sdev: a device being destroyed, with no QP left; scire_net_dev_open()
+ *	  may not have been called or may have failed (sdev->net NULL).
+ *
+ * After this returns no receiver or loopback sender uses @sdev any more.
+ * The last device of a namespace releases its sockets.
+ *
+ * Context: process context; sleeps (RCU grace periods). Takes scire_ns_lock.
+ */
+void scire_net_dev_close(struct scire_dev *sdev)
+{
+	struct scire_net *snet = sdev->net;
+	struct scire_ns *ns;
+	bool last;
+
+	if (!snet)
+		return;
+	ns = snet->ns;
+
+	mutex_lock(&scire_ns_lock);
+	list_del_rcu(&snet->node);
+	last = list_empty(&ns->devs);
+	if (last && !list_empty(&ns->node)) {
+		list_del_init(&ns->node);
+		scire_ns_release_socks(ns);
+	}
+	mutex_unlock(&scire_ns_lock);
+
+	/* Packets that found @sdev on the list are finished. */
+	synchronize_net();
+	sdev->net = NULL;
+	kfree(snet);
+	if (last)
+		kfree(ns);
+}
+
+/*
+ * A namespace is going away. Its netdevs are already gone or moved, but the
+ * scire devices on them unregister asynchronously and may still hold
+ * @ns: release the sockets now, while @net is valid, and leave the rest to
+ * the last scire_net_dev_close().
+ */
+static void __net_exit scire_net_ns_exit(struct net *net)
+{
+	struct scire_ns *ns;
+
+	mutex_lock(&scire_ns_lock);
+	list_for_each_entry(ns, &scire_ns_list, node) {
+		if (ns->net != net)
+			continue;
+		/* A listed ns has devices: the last to close frees it. */
+		list_del_init(&ns->node);
+		ns->net = NULL;
+		scire_ns_release_socks(ns);
+		break;
+	}
+	mutex_unlock(&scire_ns_lock);
+}
+
+static struct pernet_operations scire_net_ops = {
+	.exit = scire_net_ns_exit,
+};
+
+/**
+ * scire_net_init() - module init of the networking part.
+ *
+ * Context: module init.
+ * Return: 0 or the error of register_pernet_subsys().
+ */
+int scire_net_init(void)
+{
+	return register_pernet_subsys(&scire_net_ops);
+}
+
+/**
+ * scire_net_exit() - module exit of the networking part.
+ *
+ * Context: module exit, after every device has closed (so every socket is
+ * released; the exit hook, run here for each namespace, would find none).
+ */
+void scire_net_exit(void)
+{
+	unregister_pernet_subsys(&scire_net_ops);
+}
+
+/**
+ * scire_av_init() - resolve a RoCEv2 address vector.
+ * @sdev: the device the AV is for.
+ * @av: filled in.
+ * @attr: a RoCE AH attribute with a GRH whose sgid_attr is held by the
+ *	  caller; attr->roce.dmac already resolved by the core.
+ *
+ * Takes the source and destination IP addresses from the GIDs (IPv4-mapped
+ * GIDs give IPv4, RoCEv2 annex A17), VLAN and source MAC from the source
+ * GID's netdev, and traffic class, hop limit, flow label and SL from the
+ * GRH and AH (IBA 8.3 GRH fields carried in the IP header).
+ *
+ * Context: process context.
+ * Return: 0; -EINVAL without a GRH, for a GID that is not RoCEv2 (RoCE v1,
+ * IB) or of another device, or when source and destination are not of the
+ * same IP version; -ENODEV if the source GID's netdev is gone.
+ */
+int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
+		  const struct rdma_ah_attr *attr)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid_attr;
+	enum rdma_network_type type;
+	int ret;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(attr);
+	sgid_attr = grh->sgid_attr;
+	if (!sgid_attr || sgid_attr->device != &sdev->ibdev ||
+	    sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	type = rdma_gid_attr_network_type(sgid_attr);
+	if (type != RDMA_NETWORK_IPV4 && type != RDMA_NETWORK_IPV6)
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	av->network_type = type;
+	av->sgid = sgid_attr->gid;
+	av->dgid = grh->dgid;
+	rdma_gid2ip((struct sockaddr *)&av->saddr, &av->sgid);
+	rdma_gid2ip((struct sockaddr *)&av->daddr, &av->dgid);
+	if (av->daddr.in4.sin_family != av->saddr.in4.sin_family)
+		return -EINVAL;
+
+	ret = rdma_read_gid_l2_fields(sgid_attr, &av->vlan_id, av->smac);
+	if (ret)
+		return ret;
+	memcpy(av->dmac, attr->roce.dmac, ETH_ALEN);
+	av->traffic_class = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = grh->flow_label & 0xfffff;
+	av->sl = rdma_ah_get_sl(attr);
+	av->sgid_index = grh->sgid_index;
+	return 0;
+}
+
+static unsigned int scire_l3_len(const struct scire_av *av)
+{
+	return av->network_type == RDMA_NETWORK_IPV6 ?
+	       sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+}
+
+/* Headroom for IP + UDP and the link layer, with a VLAN tag. */
+static unsigned int scire_headroom(const struct scire_dev *sdev,
+				   const struct scire_av *av)
+{
+	return LL_RESERVED_SPACE(sdev->netdev) + VLAN_HLEN +
+	       scire_l3_len(av) + sizeof(struct udphdr);
+}
+
+/**
+ * scire_pkt_alloc() - allocate a RoCEv2 packet to be sent on a QP.
+ * @qp: the sending QP.
+ * @av: the address vector the packet will be sent with (IPv4 or IPv6).
+ * @len: bytes from the BTH to the end of the pad (IBA 9.2: BTH, extended
+ *	 headers, payload, 0..3 pad bytes); at most 65479.
+ * @gfp: GFP_KERNEL in the QP's work item, GFP_ATOMIC in atomic context.
+ *
+ * The skb is linear, skb->data is the BTH, @len zeroed bytes are put, and
+ * there is room for the ICRC behind and for UDP, IP and link-layer headers
+ * in front, so scire_pkt_send() adds them without reallocating.
+ *
+ * Context: any; may sleep only if @gfp allows.
+ * Return: the skb, owned by the caller until scire_pkt_send() or
+ * kfree_skb(); NULL if out of memory or @len is too large.
+ */
+struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
+				u32 len, gfp_t gfp)
+{
+	unsigned int headroom = scire_headroom(qp->sdev, av);
+	struct sk_buff *skb;
+
+	if (len > SCIRE_PKT_MAX_LEN)
+		return NULL;
+	skb = alloc_skb(headroom + len + SCIRE_ICRC_SIZE, gfp);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, headroom);
+	skb_put_zero(skb, len);
+	return skb;
+}
+
+/*
+ * Make the unshared @skb linear, with a private head and room for the
+ * headers in front and the ICRC behind. A caller may keep a clone for
+ * retransmission: writing the headers into a shared buffer would corrupt
+ * that copy.
+ */
+static int scire_tx_room(const struct scire_dev *sdev,
+			 const struct scire_av *av, struct sk_buff *skb)
+{
+	int head, tail;
+
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	head = scire_headroom(sdev, av) - skb_headroom(skb);
+	tail = SCIRE_ICRC_SIZE - skb_tailroom(skb);
+	if (skb_cloned(skb) || head > 0 || tail > 0)
+		return pskb_expand_head(skb, max(head, 0), max(tail, 0),
+					GFP_ATOMIC);
+	return 0;
+}
+
+/*
+ * The netdev the packet leaves by: the VLAN device of the source GID, or
+ * our own netdev. NULL if that VLAN device is gone.
+ */
+static struct net_device *scire_tx_netdev_rcu(struct scire_dev *sdev,
+					      const struct scire_av *av)
+{
+	if (av->vlan_id < VLAN_N_VID)
+		return __vlan_find_dev_deep_rcu(sdev->netdev,
+						htons(ETH_P_8021Q),
+						av->vlan_id);
+	return sdev->netdev;
+}
+
+/*
+ * If the destination is an address of this namespace, the scire device that
+ * must receive the packet (and in *@ndevp the netdev owning the address);
+ * NULL if the packet goes on the wire; ERR_PTR(-EHOSTUNREACH) for a local
+ * address on a netdev without a scire device, where nothing could receive
+ * it. Multicast always goes on the wire.
+ */
+static struct scire_dev *scire_tx_local_rcu(struct scire_ns *ns,
+					    struct net *net,
+					    struct scire_dev *sdev,
+					    const struct scire_av *av,
+					    struct net_device **ndevp)
+{
+	struct net_device *ndev;
+	struct scire_dev *target;
+
+	if (av->network_type == RDMA_NETWORK_IPV6) {
+		const struct in6_addr *daddr = &av->daddr.in6.sin6_addr;
+
+		if (ipv6_addr_is_multicast(daddr))
+			return NULL;
+		/* A link-local address may exist on several netdevs. */
+		ndev = ipv6_stub->ipv6_dev_find(net, daddr, sdev->netdev);
+		if (!ndev)
+			ndev = ipv6_stub->ipv6_dev_find(net, daddr, NULL);
+	} else {
+		__be32 daddr = av->daddr.in4.sin_addr.s_addr;
+
+		if (ipv4_is_multicast(daddr) || ipv4_is_lbcast(daddr))
+			return NULL;
+		ndev = __ip_dev_find(net, daddr, false);
+	}
+	if (!ndev)
+		return NULL;
+	target = scire_ns_dev_rcu(ns, ndev);
+	if (!target)
+		return ERR_PTR(-EHOSTUNREACH);
+	*ndevp = ndev;
+	return target;
+}
+
+static u8 scire_tx_ttl(const struct scire_av *av)
+{
+	return av->hop_limit ?: SCIRE_DEFAULT_TTL;
+}
+
+/* IPv4 header with DF (RoCEv2 packets are never fragmented). */
+static void scire_push_ip4(struct net *net, struct sk_buff *skb,
+			   const struct scire_av *av)
+{
+	struct iphdr *iph;
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = scire_tx_ttl(av);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = av->saddr.in4.sin_addr.s_addr;
+	iph->daddr = av->daddr.in4.sin_addr.s_addr;
+	/* The ICRC covers the ID: it must be final before the ICRC is. */
+	__ip_select_ident(net, iph, 1);
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+}
+
+static void scire_push_ip6(struct sk_buff *skb, const struct scire_av *av)
+{
+	struct ipv6hdr *ip6h;
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = scire_tx_ttl(av);
+	ip6h->saddr = av->saddr.in6.sin6_addr;
+	ip6h->daddr = av->daddr.in6.sin6_addr;
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/*
+ * Complete the packet in front of the BTH at skb->data: ICRC slot, UDP and
+ * IP headers, then the ICRC over all of them. skb->data ends at the IP
+ * header.
+ */
+static void scire_build(struct net *net, struct scire_qp *qp,
+			const struct scire_av *av, struct sk_buff *skb)
+{
+	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	u8 *icrc = skb_put(skb, SCIRE_ICRC_SIZE);
+	struct udphdr *udph;
+	u8 *bth = skb->data;
+
+	udph = skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph->source = htons(qp->src_port);
+	udph->dest = htons(SCIRE_ROCE_V2_PORT);
+	udph->len = htons(skb->len);
+	/* Zero, as rdma_rxe sends it: the ICRC covers the packet. */
+	udph->check = 0;
+
+	if (ipv6)
+		scire_push_ip6(skb, av);
+	else
+		scire_push_ip4(net, skb, av);
+	put_unaligned_le32(scire_icrc(skb, ipv6, bth, icrc - bth), icrc);
+}
+
+static struct dst_entry *scire_route_rcu(struct net *net, struct sock *sk,
+					 struct scire_qp *qp,
+					 const struct scire_av *av,
+					 struct net_device *ndev)
+{
+	struct dst_entry *dst;
+
+	if (av->network_type == RDMA_NETWORK_IPV6) {
+		struct flowi6 fl6 = {
+			.flowi6_oif = ndev->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = av->daddr.in6.sin6_addr,
+			.saddr = av->saddr.in6.sin6_addr,
+			.flowlabel = ip6_make_flowinfo(av->traffic_class,
+					cpu_to_be32(av->flow_label) &
+					IPV6_FLOWLABEL_MASK),
+			.fl6_sport = htons(qp->src_port),
+			.fl6_dport = htons(SCIRE_ROCE_V2_PORT),
+		};
+
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+		if (!IS_ERR(dst) && dst->error) {
+			int ret = dst->error;
+
+			dst_release(dst);
+			dst = ERR_PTR(ret);
+		}
+	} else {
+		struct flowi4 fl4 = {
+			.flowi4_oif = ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = av->daddr.in4.sin_addr.s_addr,
+			.saddr = av->saddr.in4.sin_addr.s_addr,
+			.fl4_sport = htons(qp->src_port),
+			.fl4_dport = htons(SCIRE_ROCE_V2_PORT),
+		};
+		struct rtable *rt = ip_route_output_key(net, &fl4);
+
+		dst = IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
+	}
+	return dst;
+}
+
+/**
+ * scire_pkt_send() - complete a RoCEv2 packet and send or loop it back.
+ * @qp: the sending QP; qp->src_port is the UDP source port.
+ * @av: the destination (normally &qp->av).
+ * @skb: from scire_pkt_alloc(): skb->data is the BTH and every byte up to
+ *	 the end of the pad is filled in. Consumed in every case.
+ *
+ * Appends the ICRC (IBA 7.8.1, RoCEv2 annex A17) and puts UDP (destination
+ * port 4791) and IP headers in front: IPv4 with DF, the AV's traffic class
+ * as TOS and its hop limit as TTL; or IPv6 with the traffic class, flow
+ * label and hop limit. A hop limit of 0 is sent as 64. If the destination
+ * is an address of this namespace on a scire device, the packet goes to that
+ * device's receive path (loopback); otherwise it is routed out of the
+ * device's netdev (or of the source GID's VLAN device on it) and the IP
+ * stack adds the Ethernet header.
+ *
+ * Context: the QP's work item or softirq, with interrupts enabled and no
+ * spinlock held: loopback runs the receive path, which takes the target
+ * QP's locks.
+ * Return: 0 when the packet was handed to the IP stack or to a receiver
+ * (either may still drop it); -EHOSTUNREACH, -ENETUNREACH or another
+ * routing error when there is no way to the destination; -ENETDOWN when
+ * the namespace's socket is gone; -EAFNOSUPPORT for IPv6 without IPv6;
+ * -ENOBUFS or -ENOMEM when the stack or allocation dropped it; -EINVAL or
+ * -EMSGSIZE for a malformed AV or packet.
+ */
+int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
+		   struct sk_buff *skb)
+{
+	struct scire_dev *sdev = qp->sdev;
+	struct scire_net *snet = sdev->net;
+	struct net_device *ndev = NULL;
+	struct scire_dev *target;
+	struct dst_entry *dst;
+	struct socket *sock;
+	struct net *net;
+	bool ipv6;
+	int ret;
+
+	if (av->network_type != RDMA_NETWORK_IPV4 &&
+	    av->network_type != RDMA_NETWORK_IPV6) {
+		ret = -EINVAL;
+		goto drop_invalid;
+	}
+	ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	if (skb->len < sizeof(struct scire_bth) ||
+	    skb->len > SCIRE_PKT_MAX_LEN) {
+		ret = -EMSGSIZE;
+		goto drop_invalid;
+	}
+	if (!snet) {
+		ret = -ENETDOWN;
+		scire_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
+		return ret;
+	}
+	/* Also a caller still holding a reference gets its bytes intact. */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb || scire_tx_room(sdev, av, skb)) {
+		scire_drop(sdev, skb, SCIRE_DROP_NOMEM);
+		return -ENOMEM;
+	}
+	/* The caller's cb (if any) must not be read as IP control block. */
+	memset(skb->cb, 0, sizeof(skb->cb));
+
+	rcu_read_lock();
+	if (ipv6)
+		sock = rcu_dereference(snet->ns->sock6);
+	else
+		sock = rcu_dereference(snet->ns->sock4);
+	if (!sock) {
+		ret = ipv6 && rcu_access_pointer(snet->ns->sock4) ?
+		      -EAFNOSUPPORT : -ENETDOWN;
+		goto drop_route;
+	}
+	net = sock_net(sock->sk);
+
+	target = scire_tx_local_rcu(snet->ns, net, sdev, av, &ndev);
+	if (IS_ERR(target)) {
+		ret = PTR_ERR(target);
+		goto drop_route;
+	}
+	if (target) {
+		scire_build(net, qp, av, skb);
+		/* Arrive as from the wire: skb->data at the UDP header. */
+		__skb_pull(skb, skb_transport_offset(skb));
+		skb->dev = ndev;
+		skb->pkt_type = PACKET_HOST;
+		local_bh_disable();
+		scire_rcv(target, skb);
+		local_bh_enable();
+		rcu_read_unlock();
+		return 0;
+	}
+
+	ndev = scire_tx_netdev_rcu(sdev, av);
+	if (!ndev) {
+		ret = -ENETUNREACH;
+		goto drop_route;
+	}
+	dst = scire_route_rcu(net, sock->sk, qp, av, ndev);
+	if (IS_ERR(dst)) {
+		ret = PTR_ERR(dst);
+		goto drop_route;
+	}
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	scire_build(net, qp, av, skb);
+	if (ipv6)
+		ret = ip6_local_out(net, sock->sk, skb);
+	else
+		ret = ip_local_out(net, sock->sk, skb);
+	rcu_read_unlock();
+
+	/* Congestion notification is not a loss; a qdisc drop is. */
+	ret = net_xmit_eval(ret);
+	return ret > 0 ? -ENOBUFS : ret;
+
+drop_route:
+	rcu_read_unlock();
+	scire_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
+	return ret;
+
+drop_invalid:
+	scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+	return ret;
+}

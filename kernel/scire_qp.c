@@ -1,0 +1,1418 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: queue pairs. Creation, the QP state machine (IBA 10.3, 11.2.4),
+ * the SQ/RQ rings and their kernel post paths, and the QP's one execution
+ * context, the work item that runs responder, completer and requester.
+ *
+ * Locks, outermost first:
+ *  - qp->mutex serialises the verbs that read or change a QP's attributes
+ *    and state (modify_qp, query_qp, destroy_qp). Process context.
+ *  - qp->work_mutex is held by the work item for each run, and by
+ *    modify_qp while it changes what the data path reads or starts the
+ *    requester/responder, so one run sees one set of attributes.
+ *    Process context.
+ *  - qp->state_lock (irqsave) orders state changes between modify_qp and
+ *    scire_qp_error(), which the data path calls from any context.
+ *  - wq->lock (irqsave): kernel posters of a kernel SQ/RQ/SRQ ring; for an
+ *    SRQ also the QPs taking WQEs from it.
+ *  - qp->rxq.lock (irqsave): received packets waiting for the work item.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "scire.h"
+
+/* Received packets a QP may have waiting; more are dropped (retransmitted). */
+#define SCIRE_QP_RXQ_MAX	4096
+/* Packets one run of the work item handles before it requeues itself. */
+#define SCIRE_QP_RX_BUDGET	64
+
+/* QPNs of RC/UC QPs: 0 and 1 are the special QPs (SMI, GSI). */
+#define SCIRE_QPN_MIN		2
+#define SCIRE_QPN_MAX		SCIRE_QPN_MASK
+
+/* UDP source ports come from the dynamic range 0xc000..0xffff. */
+#define SCIRE_SRC_PORT_BASE	0xc000
+#define SCIRE_SRC_PORT_BITS	14
+
+/* Field limits of Modify QP (IBA 11.2.4.2). */
+#define SCIRE_TIMEOUT_MAX	31	/* 5-bit local ACK timeout code */
+#define SCIRE_RETRY_MAX		7	/* 3-bit retry and RNR retry counts */
+#define SCIRE_RNR_TIMER_MAX	31	/* 5-bit RNR NAK timer code */
+
+/* Responder access rights a QP may grant. */
+#define SCIRE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+/* Send flags a kernel send WR may carry. */
+#define SCIRE_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
+				 IB_SEND_SOLICITED | IB_SEND_INLINE)
+
+static void scire_qp_work(struct work_struct *work);
+
+/* Bytes of a ring mapping: the head, then num_entries slots. */
+static size_t scire_wq_ring_size(const struct scire_wq *wq)
+{
+	return SCIRE_WQ_RING_HDR_SIZE + (size_t)wq->num_entries * wq->wqe_size;
+}
+
+/*
+ * Shape an SQ for at least @max_wr WQEs of @max_sge SGEs or @max_inline
+ * bytes (bounded by the caller). The slot is a power of two; its rounding
+ * slack is usable, so max_sge/max_inline report what a slot really holds.
+ */
+static void scire_sq_shape(struct scire_wq *wq, u32 max_wr, u32 max_sge,
+			   u32 max_inline)
+{
+	u32 data = max_t(u32, max_sge * sizeof(struct scire_sge), max_inline);
+	u32 room;
+
+	wq->num_entries = roundup_pow_of_two(max(max_wr, 1U));
+	wq->wqe_size = roundup_pow_of_two(sizeof(struct scire_send_wqe) + data);
+	room = wq->wqe_size - sizeof(struct scire_send_wqe);
+	wq->max_sge = min_t(u32, room / sizeof(struct scire_sge), SCIRE_MAX_SGE);
+	wq->max_inline = min_t(u32, room, SCIRE_MAX_INLINE);
+}
+
+/**
+ * scire_rq_shape() - size an RQ or SRQ ring.
+ * @wq: the queue; num_entries, wqe_size and max_sge are set.
+ * @max_wr: WQEs wanted, 0..SCIRE_MAX_QP_WR (or SCIRE_MAX_SRQ_WR); rounded
+ *	    up to a power of two (at least 1).
+ * @max_sge: SGEs per WQE wanted, 0..SCIRE_MAX_SGE; the slot is a power of
+ *	     two and max_sge grows to what it holds (at most SCIRE_MAX_SGE).
+ *
+ * Context: any.
+ */
+void scire_rq_shape(struct scire_wq *wq, u32 max_wr, u32 max_sge)
+{
+	u32 room;
+
+	wq->num_entries = roundup_pow_of_two(max(max_wr, 1U));
+	wq->wqe_size = roundup_pow_of_two(sizeof(struct scire_recv_wqe) +
+					  max_sge * sizeof(struct scire_sge));
+	room = wq->wqe_size - sizeof(struct scire_recv_wqe);
+	wq->max_sge = min_t(u32, room / sizeof(struct scire_sge), SCIRE_MAX_SGE);
+	wq->max_inline = 0;
+}
+
+/**
+ * scire_wq_alloc() - allocate the ring of a shaped work queue.
+ * @wq: the queue, shaped by scire_rq_shape() (or the SQ's shaping).
+ * @udata: the creating verb's udata for a user queue (the ring is then
+ *	   mmap-able memory of the caller's context), NULL for a kernel one.
+ *
+ * The ring starts zeroed: indices 0, no flags.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -ENOMEM, or an error of rdma_user_mmap_entry_insert().
+ */
+int scire_wq_alloc(struct scire_wq *wq, struct ib_udata *udata)
+{
+	size_t size = scire_wq_ring_size(wq);
+	struct scire_mmap_entry *entry;
+	struct scire_ucontext *uctx;
+
+	spin_lock_init(&wq->lock);
+	wq->consumer = 0;
+	wq->mmap = NULL;
+	if (!udata) {
+		wq->ring = vzalloc(size);
+		return wq->ring ? 0 : -ENOMEM;
+	}
+
+	uctx = rdma_udata_to_drv_context(udata, struct scire_ucontext, ibuc);
+	entry = scire_mmap_alloc(&uctx->ibuc, size);
+	if (IS_ERR(entry)) {
+		wq->ring = NULL;
+		return PTR_ERR(entry);
+	}
+	wq->mmap = entry;
+	wq->ring = entry->addr;
+	return 0;
+}
+
+/**
+ * scire_wq_free() - release the ring of a work queue.
+ * @wq: the queue; may have no ring (an RQ replaced by an SRQ).
+ *
+ * A user ring stays mapped in the process until it unmaps it; the kernel
+ * no longer looks at it.
+ *
+ * Context: process context.
+ */
+void scire_wq_free(struct scire_wq *wq)
+{
+	if (wq->mmap)
+		scire_mmap_remove(wq->mmap);
+	else
+		vfree(wq->ring);
+	wq->mmap = NULL;
+	wq->ring = NULL;
+}
+
+static void scire_wq_set_error(struct scire_wq *wq)
+{
+	if (wq->ring)
+		WRITE_ONCE(wq->ring->flags,
+			   READ_ONCE(wq->ring->flags) | SCIRE_WQ_F_ERROR);
+}
+
+/*
+ * Back to the indices of a new queue. A user producer is the process's to
+ * reset; a kernel ring's producer is ours.
+ */
+static void scire_wq_reset(struct scire_wq *wq)
+{
+	unsigned long flags;
+
+	if (!wq->ring)
+		return;
+	spin_lock_irqsave(&wq->lock, flags);
+	wq->consumer = 0;
+	WRITE_ONCE(wq->ring->consumer, 0);
+	if (!wq->mmap)
+		WRITE_ONCE(wq->ring->producer, 0);
+	WRITE_ONCE(wq->ring->flags,
+		   READ_ONCE(wq->ring->flags) & ~SCIRE_WQ_F_ERROR);
+	spin_unlock_irqrestore(&wq->lock, flags);
+}
+
+static void scire_qp_event(struct scire_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Enter ERR. Caller holds state_lock and kicks the worker afterwards. */
+static void scire_qp_enter_err(struct scire_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	qp->sq_draining = false;
+	scire_wq_set_error(&qp->sq);
+	if (!qp->srq)
+		scire_wq_set_error(&qp->rq);
+}
+
+/**
+ * scire_qp_kick() - make the QP's work item run.
+ * @qp: the QP.
+ *
+ * Several kicks before the work item runs make one run.
+ *
+ * Context: any.
+ */
+void scire_qp_kick(struct scire_qp *qp)
+{
+	queue_work(scire_wq, &qp->work);
+}
+
+/**
+ * scire_qp_error() - move a QP to the Error state (IBA 10.3).
+ * @qp: the QP.
+ *
+ * Sets SCIRE_WQ_F_ERROR on the SQ and RQ rings and kicks the work item,
+ * which flushes every outstanding WQE with IB_WC_WR_FLUSH_ERR. A QP in
+ * RESET stays there (nothing runs on it); one already in ERR is kicked
+ * again, so WQEs posted since the last flush are flushed too.
+ *
+ * Context: any, including the QP's work item; takes state_lock with
+ * interrupts saved.
+ */
+void scire_qp_error(struct scire_qp *qp)
+{
+	enum ib_qp_state state;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	state = qp->state;
+	if (state != IB_QPS_RESET && state != IB_QPS_ERR)
+		scire_qp_enter_err(qp);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (state != IB_QPS_RESET)
+		scire_qp_kick(qp);
+}
+
+/**
+ * scire_qp_sq_drained() - the requester has nothing outstanding in SQD.
+ * @qp: the QP.
+ *
+ * Ends the draining phase of SQD (IBA 10.3: attributes may change only
+ * once drained) and, if the transition to SQD asked for it
+ * (en_sqd_async_notify), raises IB_EVENT_SQ_DRAINED (IBA 11.6.3) once.
+ * Calls outside SQD, or after the first, do nothing.
+ *
+ * Context: the QP's work item (process context); takes state_lock.
+ */
+void scire_qp_sq_drained(struct scire_qp *qp)
+{
+	unsigned long flags;
+	bool notify = false;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state == IB_QPS_SQD && qp->sq_draining) {
+		qp->sq_draining = false;
+		notify = qp->sqd_notify;
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (notify)
+		scire_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+/**
+ * scire_qp_get() - look up and hold a QP by number.
+ * @sdev: the device.
+ * @qpn: QP number from a BTH (24 bits).
+ *
+ * Context: any (RCU and the QP's reference count).
+ * Return: the QP, held (release with scire_qp_put()), or NULL if no live,
+ * fully created QP has this number.
+ */
+struct scire_qp *scire_qp_get(struct scire_dev *sdev, u32 qpn)
+{
+	struct scire_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * scire_qp_put() - release a reference taken by scire_qp_get().
+ * @qp: the QP.
+ *
+ * Context: any.
+ */
+void scire_qp_put(struct scire_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+/**
+ * scire_qp_rcv() - hand a received packet to the QP's work item.
+ * @qp: the destination QP, held by the caller.
+ * @skb: the packet, parsed into scire_pkt(skb); always consumed.
+ *
+ * A QP in RESET, INIT or ERR discards incoming packets (IBA 10.3), and so
+ * does one with SCIRE_QP_RXQ_MAX packets already waiting: the sender
+ * recovers by retransmission.
+ *
+ * Context: any (softirq on receive); takes rxq.lock with interrupts saved.
+ */
+void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	bool queued = false;
+
+	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	    state == IB_QPS_ERR) {
+		kfree_skb(skb);
+		return;
+	}
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	if (skb_queue_len(&qp->rxq) < SCIRE_QP_RXQ_MAX) {
+		__skb_queue_tail(&qp->rxq, skb);
+		queued = true;
+	}
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+
+	if (!queued) {
+		kfree_skb(skb);
+		return;
+	}
+	scire_qp_kick(qp);
+}
+
+/**
+ * scire_qp_doorbell() - user space posted to a QP's rings.
+ * @qp: a user QP.
+ * @flags: enum scire_doorbell_flags. SCIRE_DOORBELL_SQ: new SQ WQEs, the
+ *	   work item runs the requester (in RTS/SQD) or flushes them (ERR).
+ *	   SCIRE_DOORBELL_RQ: new RQ WQEs; in ERR they are flushed, in other
+ *	   states they wait for incoming messages and need no doorbell.
+ *
+ * Context: process context (the SCIRE_METHOD_QP_DOORBELL handler).
+ * Return: 0, or -EINVAL for unknown flag bits or an RQ doorbell on a QP
+ * whose receives come from an SRQ.
+ */
+int scire_qp_doorbell(struct scire_qp *qp, u32 flags)
+{
+	if (flags & ~(SCIRE_DOORBELL_SQ | SCIRE_DOORBELL_RQ))
+		return -EINVAL;
+	if ((flags & SCIRE_DOORBELL_RQ) && qp->srq)
+		return -EINVAL;
+
+	if ((flags & SCIRE_DOORBELL_RQ) &&
+	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+		set_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
+		scire_qp_kick(qp);
+	}
+	if (flags & SCIRE_DOORBELL_SQ)
+		scire_qp_kick(qp);
+	return 0;
+}
+
+/*
+ * Take one WQE from @wq (see scire_rq_take()); *@left is set to the WQEs
+ * still posted after it. Caller serialises the consumers of @wq.
+ */
+static int scire_wq_take(struct scire_wq *wq, struct scire_recv_wqe *rwqe,
+			 u32 *left)
+{
+	const struct scire_recv_wqe *slot;
+	u32 prod, cons;
+	int ret = 0;
+
+	/* Pairs with the producer's store-release after writing the slot. */
+	prod = smp_load_acquire(&wq->ring->producer);
+	cons = wq->consumer;
+	if (prod - cons > wq->num_entries)
+		return -EIO;
+	if (prod == cons)
+		return -EAGAIN;
+
+	slot = scire_wq_slot(wq, cons);
+	memcpy(rwqe, slot, sizeof(*rwqe));
+	/* From here on only the copy counts; the slot may change under us. */
+	if (rwqe->num_sge > wq->max_sge) {
+		rwqe->num_sge = 0;
+		ret = -EINVAL;
+	} else {
+		memcpy(rwqe->sge, slot->sge,
+		       rwqe->num_sge * sizeof(struct scire_sge));
+	}
+
+	wq->consumer = ++cons;
+	/* Pairs with the producer's load-acquire of the consumer index. */
+	smp_store_release(&wq->ring->consumer, cons);
+	*left = prod - cons;
+	return ret;
+}
+
+/**
+ * scire_rq_take() - take the next receive WQE of a QP's RQ or SRQ.
+ * @qp: the QP whose responder needs a WQE for an incoming message.
+ * @rwqe: filled with a copy of the WQE; room for SCIRE_RECV_WQE_MAX_SIZE
+ *	  bytes (a header and up to SCIRE_MAX_SGE SGEs).
+ *
+ * The slot is read once, into @rwqe, and the WQE is consumed: the ring's
+ * consumer index is published with a store-release. For an SRQ an armed
+ * limit (IBA 10.2.9) is checked afterwards: when fewer WQEs than the limit
+ * remain, the limit is disarmed and IB_EVENT_SRQ_LIMIT_REACHED raised.
+ *
+ * Context: the QP's work item. Takes the SRQ's lock with interrupts saved;
+ * a QP's own RQ has a single consumer and needs none.
+ * Return: 0; -EAGAIN if the queue is empty (RNR); -EINVAL if the WQE
+ * carries more SGEs than the queue allows (it is consumed, @rwqe->wr_id is
+ * valid and @rwqe->num_sge is 0: complete it in error); -EIO if the
+ * producer index is corrupt (the caller moves the QP to ERR).
+ */
+int scire_rq_take(struct scire_qp *qp, struct scire_recv_wqe *rwqe)
+{
+	struct scire_srq *srq = qp->srq;
+	unsigned long flags;
+	bool limit_hit;
+	u32 left;
+	int ret;
+
+	if (!srq)
+		return scire_wq_take(&qp->rq, rwqe, &left);
+
+	spin_lock_irqsave(&srq->rq.lock, flags);
+	ret = scire_wq_take(&srq->rq, rwqe, &left);
+	limit_hit = (!ret || ret == -EINVAL) && srq->limit && left < srq->limit;
+	if (limit_hit)
+		srq->limit = 0;
+	spin_unlock_irqrestore(&srq->rq.lock, flags);
+
+	if (limit_hit && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return ret;
+}
+
+/**
+ * scire_rq_flush() - complete every posted RQ WQE with a flush error.
+ * @qp: a QP in ERR.
+ *
+ * Each WQE between the consumer and producer index gets a receive CQE with
+ * IB_WC_WR_FLUSH_ERR on the receive CQ (IBA 10.3, Error state) and is
+ * consumed. WQEs of an SRQ belong to the SRQ and stay. A corrupt user
+ * producer index flushes nothing: the QP is already in ERR.
+ *
+ * Context: the QP's work item.
+ */
+void scire_rq_flush(struct scire_qp *qp)
+{
+	struct scire_wq *wq = &qp->rq;
+	struct scire_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = SCIRE_CQE_OP_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.vlan_id = 0xffff,
+	};
+	const struct scire_recv_wqe *slot;
+	u32 prod, cons;
+
+	if (qp->srq)
+		return;
+
+	/* Pairs with the producer's store-release after writing the slot. */
+	prod = smp_load_acquire(&wq->ring->producer);
+	cons = wq->consumer;
+	if (prod - cons > wq->num_entries)
+		return;
+
+	for (; cons != prod; cons++) {
+		slot = scire_wq_slot(wq, cons);
+		cqe.wr_id = READ_ONCE(slot->wr_id);
+		/* An overrun CQ is in error already; keep retiring WQEs. */
+		scire_cq_post(qp->rcq, &cqe, &qp->ibqp, true);
+		wq->consumer = cons + 1;
+		/* The CQE is visible before the slot is given back. */
+		smp_store_release(&wq->ring->consumer, cons + 1);
+	}
+}
+
+/* ERR: flush everything, once per kick. */
+static void scire_qp_flush(struct scire_qp *qp)
+{
+	skb_queue_purge(&qp->rxq);
+	clear_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
+	scire_req_flush(qp);
+	scire_resp_flush(qp);
+	scire_rq_flush(qp);
+
+	/*
+	 * IBA 11.6.3: a QP on an SRQ reports that it will take no more WQEs
+	 * from it, so the consumer knows when it may destroy the QP.
+	 */
+	if (qp->srq && !qp->last_wqe_reached) {
+		qp->last_wqe_reached = true;
+		scire_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
+}
+
+/*
+ * The QP's one execution context. Serialised with itself by the workqueue
+ * and with modify_qp by work_mutex; the requester, completer and responder
+ * state is touched nowhere else while the QP is out of RESET.
+ */
+static void scire_qp_work(struct work_struct *work)
+{
+	struct scire_qp *qp = container_of(work, struct scire_qp, work);
+	unsigned int budget = SCIRE_QP_RX_BUDGET;
+	enum ib_qp_state state;
+	struct sk_buff *skb;
+	bool req_active;
+	bool more = false;
+
+	mutex_lock(&qp->work_mutex);
+	state = READ_ONCE(qp->state);
+	switch (state) {
+	case IB_QPS_ERR:
+		scire_qp_flush(qp);
+		goto out;
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+		skb_queue_purge(&qp->rxq);
+		goto out;
+	default:
+		break;
+	}
+
+	/* Only RTS and SQD have a started requester (scire_req_start()). */
+	req_active = state == IB_QPS_RTS || state == IB_QPS_SQD;
+	/*
+	 * Meanwhile the QP can only leave for ERR or RESET (other moves wait
+	 * for work_mutex); the run those kicked acts on that.
+	 */
+	while (budget && READ_ONCE(qp->state) == state &&
+	       (skb = skb_dequeue(&qp->rxq))) {
+		budget--;
+		if (!(scire_pkt(skb)->mask & SCIRE_M_RESP))
+			scire_resp_rcv(qp, skb);
+		else if (req_active)
+			scire_comp_rcv(qp, skb);
+		else
+			kfree_skb(skb);
+	}
+	scire_resp_batch_end(qp);
+
+	if (req_active && READ_ONCE(qp->state) == state) {
+		scire_comp_timers(qp);
+		more = scire_req_run(qp);
+	}
+	more = more || !budget || !skb_queue_empty(&qp->rxq);
+out:
+	mutex_unlock(&qp->work_mutex);
+	if (more)
+		scire_qp_kick(qp);
+}
+
+/*
+ * Stop everything that runs on its own: publish RESET, so later runs of the
+ * work item drop what they find and leave the requester alone, wait for a
+ * run in progress, then stop the requester's timers (which nothing can arm
+ * again).
+ */
+static void scire_qp_stop(struct scire_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	qp->sq_draining = false;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	cancel_work_sync(&qp->work);
+	scire_req_stop(qp);
+}
+
+/* Modify to RESET: back to the QP as created, attributes aside. */
+static void scire_qp_reset(struct scire_qp *qp)
+{
+	scire_qp_stop(qp);
+
+	mutex_lock(&qp->work_mutex);
+	skb_queue_purge(&qp->rxq);
+	scire_req_reset(qp);
+	scire_resp_reset(qp);
+	scire_wq_reset(&qp->sq);
+	if (!qp->srq)
+		scire_wq_reset(&qp->rq);
+	clear_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending);
+	clear_bit(SCIRE_QP_P_RNR, &qp->pending);
+	clear_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
+	qp->last_wqe_reached = false;
+	mutex_unlock(&qp->work_mutex);
+}
+
+/* Check every attribute @mask carries; resolve a new AV into @av. */
+static int scire_qp_check_attr(struct scire_qp *qp,
+			       const struct ib_qp_attr *attr, int mask,
+			       struct scire_av *av)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SCIRE_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SCIRE_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (ib_mtu_enum_to_int(attr->path_mtu) < 0 ||
+	     attr->path_mtu > scire_active_mtu(qp->sdev)))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SCIRE_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SCIRE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SCIRE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > SCIRE_TIMEOUT_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > SCIRE_RETRY_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > SCIRE_RETRY_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) &&
+	    attr->min_rnr_timer > SCIRE_RNR_TIMER_MAX)
+		return -EINVAL;
+	/* No alternate path, so nothing to migrate to. */
+	if (mask & IB_QP_ALT_PATH)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EINVAL;
+	if (mask & IB_QP_AV) {
+		if (attr->ah_attr.type != RDMA_AH_ATTR_TYPE_ROCE ||
+		    rdma_ah_get_port_num(&attr->ah_attr) != 1)
+			return -EINVAL;
+		return scire_av_init(qp->sdev, av, &attr->ah_attr);
+	}
+	return 0;
+}
+
+/* Apply checked attributes. Caller holds work_mutex: no run is going on. */
+static void scire_qp_apply_attr(struct scire_qp *qp,
+				const struct ib_qp_attr *attr, int mask,
+				const struct scire_av *av)
+{
+	lockdep_assert_held(&qp->work_mutex);
+
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		WRITE_ONCE(qp->qp_access, attr->qp_access_flags);
+	if (mask & IB_QP_AV) {
+		qp->av = *av;
+		qp->ah_attr = attr->ah_attr;
+		/* The core holds the GID attribute; query_qp reports none. */
+		qp->ah_attr.grh.sgid_attr = NULL;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		qp->path_mtu = attr->path_mtu;
+		qp->mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	}
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_RQ_PSN)
+		qp->rq_psn = scire_psn(attr->rq_psn);
+	if (mask & IB_QP_SQ_PSN)
+		qp->sq_psn = scire_psn(attr->sq_psn);
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+}
+
+/* A move between (or within) INIT, RTR, RTS, SQD and SQE. */
+static int scire_qp_transition(struct scire_qp *qp,
+			       const struct ib_qp_attr *attr, int mask,
+			       enum ib_qp_state cur, enum ib_qp_state new,
+			       const struct scire_av *av)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	mutex_lock(&qp->work_mutex);
+	/*
+	 * IBA 10.3: attributes may change in SQD only once the SQ has
+	 * drained. sq_draining is only cleared by the work item, which is
+	 * excluded now.
+	 */
+	if (cur == IB_QPS_SQD && new == IB_QPS_SQD &&
+	    (mask & ~IB_QP_STATE) && READ_ONCE(qp->sq_draining)) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+
+	scire_qp_apply_attr(qp, attr, mask, av);
+	if (cur == IB_QPS_INIT && new == IB_QPS_RTR)
+		scire_resp_start(qp);
+	if (cur == IB_QPS_RTR && new == IB_QPS_RTS)
+		scire_req_start(qp);
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state != cur) {
+		/* The data path moved the QP to ERR since we looked. */
+		ret = -EINVAL;
+	} else {
+		if (new == IB_QPS_SQD && cur != IB_QPS_SQD) {
+			qp->sq_draining = true;
+			qp->sqd_notify = (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) &&
+					 attr->en_sqd_async_notify;
+		} else if (new != IB_QPS_SQD) {
+			qp->sq_draining = false;
+		}
+		WRITE_ONCE(qp->state, new);
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+unlock:
+	mutex_unlock(&qp->work_mutex);
+
+	/* RTR starts receiving, RTS sending, SQD may be drained already. */
+	if (!ret && new != cur)
+		scire_qp_kick(qp);
+	return ret;
+}
+
+/**
+ * scire_modify_qp() - change a QP's state and attributes (IBA 11.2.4.2).
+ * @ibqp: the QP.
+ * @attr: new values of the attributes in @mask.
+ * @mask: enum ib_qp_attr_mask. Which attributes a transition requires and
+ *	  permits is decided by ib_modify_qp_is_ok() (IBA table 92); with
+ *	  IB_QP_CUR_STATE, @attr->cur_qp_state must be the QP's state.
+ * @udata: UHW request; scire defines none, so any bytes sent must be zero.
+ *
+ * Values are checked against the device: port 1, P_Key index 0, path MTU
+ * up to the port's active MTU, max_rd_atomic and max_dest_rd_atomic up to
+ * SCIRE_MAX_RD_ATOMIC, timeout and min_rnr_timer 0..31, retry_cnt and
+ * rnr_retry 0..7, access flags among LOCAL_WRITE and REMOTE_WRITE/READ/
+ * ATOMIC, a RoCE AV on port 1. No alternate path.
+ *
+ * INIT->RTR starts the responder (ePSN = rq_psn), RTR->RTS the requester
+ * (next PSN = sq_psn), each before the new state is visible to the data
+ * path. RTS->SQD stops starting new WQEs; IB_EVENT_SQ_DRAINED follows
+ * once nothing is outstanding if en_sqd_async_notify is set. ERR flushes
+ * every WQE (the work item does it). RESET stops the work item and the
+ * timers, drops waiting packets, forgets requester and responder state and
+ * zeroes the ring indices; a user process must zero its own producer
+ * indices.
+ *
+ * Context: process context, may sleep; serialised with query_qp and
+ * destroy_qp by the QP's mutex.
+ * Return: 0; -EINVAL for a transition or mask IBA does not allow, a wrong
+ * current state, an out-of-range value, a non-zero UHW request, attribute
+ * changes in SQD before the SQ has drained, or a QP the data path moved to
+ * ERR meanwhile; -EOPNOTSUPP for attributes outside the standard mask
+ * (rate limit); errors of scire_av_init() for the AV.
+ */
+int scire_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct scire_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, new;
+	struct scire_av av;
+	int ret;
+
+	if (!scire_udata_in_ok(udata))
+		return -EINVAL;
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->mutex);
+	/* Only the data path changes the state now, and only to ERR. */
+	cur = READ_ONCE(qp->state);
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	ret = -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		goto out;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
+		goto out;
+	ret = scire_qp_check_attr(qp, attr, mask, &av);
+	if (ret)
+		goto out;
+
+	switch (new) {
+	case IB_QPS_RESET:
+		scire_qp_reset(qp);
+		break;
+	case IB_QPS_ERR:
+		scire_qp_error(qp);
+		break;
+	default:
+		ret = scire_qp_transition(qp, attr, mask, cur, new, &av);
+		break;
+	}
+out:
+	mutex_unlock(&qp->mutex);
+	return ret;
+}
+
+static void scire_qp_caps(const struct scire_qp *qp, struct ib_qp_cap *cap)
+{
+	cap->max_send_wr = qp->sq.num_entries;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq.num_entries;
+	cap->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+}
+
+/**
+ * scire_query_qp() - report a QP's state and attributes (IBA 11.2.4.3).
+ * @ibqp: the QP.
+ * @attr: filled with every attribute, whatever @mask asks for.
+ * @mask: the attributes the caller needs (all are reported).
+ * @init: filled with the creation attributes and the real capacities.
+ *
+ * The primary AV is the rdma_ah_attr last given to modify_qp (type RoCE),
+ * without a GID attribute reference.
+ *
+ * Context: process context, may sleep.
+ * Return: 0.
+ */
+int scire_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct scire_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	mutex_lock(&qp->mutex);
+	spin_lock_irqsave(&qp->state_lock, flags);
+	attr->qp_state = qp->state;
+	attr->sq_draining = qp->state == IB_QPS_SQD && qp->sq_draining;
+	attr->en_sqd_async_notify = qp->sqd_notify;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->rq_psn;
+	attr->sq_psn = qp->sq_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->qp_access;
+	scire_qp_caps(qp, &attr->cap);
+	attr->ah_attr = qp->ah_attr;
+	attr->pkey_index = qp->pkey_index;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->port_num = 1;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = 1;
+	mutex_unlock(&qp->mutex);
+	return 0;
+}
+
+static int scire_qp_check_init(const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC)
+		return -EOPNOTSUPP;
+	if (init->create_flags || init->rwq_ind_tbl || init->xrcd)
+		return -EOPNOTSUPP;
+	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    init->sq_sig_type != IB_SIGNAL_REQ_WR)
+		return -EINVAL;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC)
+		return -EINVAL;
+	if (cap->max_send_wr > SCIRE_MAX_QP_WR ||
+	    cap->max_send_sge > SCIRE_MAX_SGE ||
+	    cap->max_inline_data > SCIRE_MAX_INLINE)
+		return -EINVAL;
+	/* With an SRQ the RQ capacities are ignored. */
+	if (!init->srq && (cap->max_recv_wr > SCIRE_MAX_QP_WR ||
+			   cap->max_recv_sge > SCIRE_MAX_SGE))
+		return -EINVAL;
+	if (!scire_udata_in_ok(udata))
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(struct scire_create_qp_resp))
+		return -EINVAL;
+	return 0;
+}
+
+static int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
+{
+	struct scire_create_qp_resp resp = {
+		.sq_mmap_offset = rdma_user_mmap_get_offset(&qp->sq.mmap->rdma),
+		.sq_mmap_size = (u64)qp->sq.mmap->rdma.npages << PAGE_SHIFT,
+		.qpn = qp->ibqp.qp_num,
+		.sq_entries = qp->sq.num_entries,
+		.sq_wqe_size = qp->sq.wqe_size,
+		.max_send_sge = qp->sq.max_sge,
+		.max_inline_data = qp->sq.max_inline,
+	};
+
+	if (!qp->srq) {
+		resp.rq_mmap_offset =
+			rdma_user_mmap_get_offset(&qp->rq.mmap->rdma);
+		resp.rq_mmap_size = (u64)qp->rq.mmap->rdma.npages << PAGE_SHIFT;
+		resp.rq_entries = qp->rq.num_entries;
+		resp.rq_wqe_size = qp->rq.wqe_size;
+		resp.max_recv_sge = qp->rq.max_sge;
+	}
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/**
+ * scire_create_qp() - create an RC or UC queue pair (IBA 11.2.4.1).
+ * @ibqp: the core-allocated QP (PD, CQs, SRQ, type and event handler set).
+ * @init: creation attributes. Capacities up to SCIRE_MAX_QP_WR WQEs,
+ *	  SCIRE_MAX_SGE SGEs and SCIRE_MAX_INLINE inline bytes; on success
+ *	  @init->cap holds what the QP really got (entries rounded up to a
+ *	  power of two, SGE and inline room filling the slot).
+ * @udata: CREATE_QP UHW for a user QP: no request fields; the response is
+ *	   struct scire_create_qp_resp and must fit whole. NULL for a kernel
+ *	   QP.
+ *
+ * A user QP's SQ and RQ are rings in memory the process maps (offsets in
+ * the response); a kernel QP's rings are written by scire_post_send() and
+ * scire_post_recv(). The QP starts in RESET with a QPN in 2..2^24-1.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC, creation flags,
+ * XRC or RSS; -EINVAL for capacities past the limits, a bad sq_sig_type,
+ * missing CQs, a non-zero UHW request or a short response buffer;
+ * -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when no QPN is free; -EFAULT if
+ * the response cannot be written; errors of scire_req_init() and
+ * scire_resp_init().
+ */
+int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct scire_dev *sdev = to_sdev(ibqp->device);
+	struct scire_qp *qp = to_sqp(ibqp);
+	const struct ib_qp_cap *cap = &init->cap;
+	u32 qpn;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct scire_wq_ring) != SCIRE_WQ_RING_HDR_SIZE);
+	BUILD_BUG_ON(sizeof(struct scire_send_wqe) != 64);
+	BUILD_BUG_ON(sizeof(struct scire_recv_wqe) != 16);
+	BUILD_BUG_ON(sizeof(struct scire_sge) != 16);
+
+	ret = scire_qp_check_init(init, udata);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&sdev->num_qp) > SCIRE_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	qp->sdev = sdev;
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	mutex_init(&qp->mutex);
+	mutex_init(&qp->work_mutex);
+	spin_lock_init(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	INIT_WORK(&qp->work, scire_qp_work);
+	skb_queue_head_init(&qp->rxq);
+	qp->scq = to_scq(init->send_cq);
+	qp->rcq = to_scq(init->recv_cq);
+	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->path_mtu = IB_MTU_256;
+	qp->mtu = ib_mtu_enum_to_int(IB_MTU_256);
+	qp->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&qp->ah_attr, 1);
+
+	scire_sq_shape(&qp->sq, cap->max_send_wr, cap->max_send_sge,
+		       cap->max_inline_data);
+	ret = scire_wq_alloc(&qp->sq, udata);
+	if (ret)
+		goto err_mutex;
+	if (!qp->srq) {
+		scire_rq_shape(&qp->rq, cap->max_recv_wr, cap->max_recv_sge);
+		ret = scire_wq_alloc(&qp->rq, udata);
+		if (ret)
+			goto err_sq;
+	}
+
+	/* Reserved, not yet published: lookups from the wire see nothing. */
+	ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
+			      XA_LIMIT(SCIRE_QPN_MIN, SCIRE_QPN_MAX),
+			      &sdev->qp_next, GFP_KERNEL);
+	if (ret < 0)
+		goto err_rq;
+	ibqp->qp_num = qpn;
+	/* Spread flows over ECMP paths and receive queues, as rxe does. */
+	qp->src_port = SCIRE_SRC_PORT_BASE | hash_32(qpn, SCIRE_SRC_PORT_BITS);
+
+	ret = scire_req_init(qp);
+	if (ret)
+		goto err_xa;
+	ret = scire_resp_init(qp);
+	if (ret)
+		goto err_req;
+
+	if (udata) {
+		ret = scire_qp_respond(qp, udata);
+		if (ret)
+			goto err_resp;
+	}
+
+	ret = xa_err(xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL));
+	if (ret)
+		goto err_resp;
+
+	scire_qp_caps(qp, &init->cap);
+	return 0;
+
+err_resp:
+	scire_resp_cleanup(qp);
+err_req:
+	scire_req_cleanup(qp);
+err_xa:
+	xa_erase(&sdev->qp_xa, qpn);
+err_rq:
+	scire_wq_free(&qp->rq);
+err_sq:
+	scire_wq_free(&qp->sq);
+err_mutex:
+	mutex_destroy(&qp->work_mutex);
+	mutex_destroy(&qp->mutex);
+err_count:
+	atomic_dec(&sdev->num_qp);
+	return ret;
+}
+
+/**
+ * scire_destroy_qp() - destroy a queue pair.
+ * @ibqp: the QP; the core has checked that nothing else uses it.
+ * @udata: unused.
+ *
+ * Outstanding WQEs are dropped without completions. The QP number stops
+ * resolving at once; the call then waits for the work item, the timers and
+ * every packet holding a reference, so nothing touches the QP after it
+ * returns.
+ *
+ * Context: process context, may sleep (an RCU grace period at least).
+ * Return: 0.
+ */
+int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct scire_qp *qp = to_sqp(ibqp);
+	struct scire_dev *sdev = qp->sdev;
+
+	mutex_lock(&qp->mutex);
+	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	scire_qp_stop(qp);
+
+	/*
+	 * The core frees the QP without waiting for RCU: let every lookup
+	 * that may have found it finish, with or without a reference.
+	 */
+	synchronize_rcu();
+	scire_qp_put(qp);
+	wait_for_completion(&qp->released);
+	/* Packets those references delivered may have kicked it again. */
+	cancel_work_sync(&qp->work);
+	skb_queue_purge(&qp->rxq);
+
+	scire_resp_cleanup(qp);
+	scire_req_cleanup(qp);
+	scire_wq_free(&qp->rq);
+	scire_wq_free(&qp->sq);
+	mutex_unlock(&qp->mutex);
+
+	mutex_destroy(&qp->work_mutex);
+	mutex_destroy(&qp->mutex);
+	atomic_dec(&sdev->num_qp);
+	return 0;
+}
+
+/* What a kernel send WR becomes in the SQ (struct scire_wr_op.flags). */
+#define SCIRE_WR_VALID		BIT(0)
+#define SCIRE_WR_UC		BIT(1)	/* UC has it (IBA 9.2.1, table 38) */
+#define SCIRE_WR_SGL		BIT(2)	/* takes a local SGE list */
+#define SCIRE_WR_INLINE		BIT(3)	/* may carry its data inline */
+
+struct scire_wr_op {
+	u8 opcode;	/* enum scire_wqe_opcode */
+	u8 flags;
+};
+
+/* enum ib_wr_opcode -> SQ WQE, one table. */
+static const struct scire_wr_op scire_wr_ops[] = {
+	[IB_WR_SEND] = { SCIRE_WQE_OP_SEND, SCIRE_WR_VALID | SCIRE_WR_UC |
+			 SCIRE_WR_SGL | SCIRE_WR_INLINE },
+	[IB_WR_SEND_WITH_IMM] = { SCIRE_WQE_OP_SEND_IMM, SCIRE_WR_VALID |
+				  SCIRE_WR_UC | SCIRE_WR_SGL |
+				  SCIRE_WR_INLINE },
+	[IB_WR_SEND_WITH_INV] = { SCIRE_WQE_OP_SEND_INV, SCIRE_WR_VALID |
+				  SCIRE_WR_SGL | SCIRE_WR_INLINE },
+	[IB_WR_RDMA_WRITE] = { SCIRE_WQE_OP_RDMA_WRITE, SCIRE_WR_VALID |
+			       SCIRE_WR_UC | SCIRE_WR_SGL | SCIRE_WR_INLINE },
+	[IB_WR_RDMA_WRITE_WITH_IMM] = { SCIRE_WQE_OP_RDMA_WRITE_IMM,
+					SCIRE_WR_VALID | SCIRE_WR_UC |
+					SCIRE_WR_SGL | SCIRE_WR_INLINE },
+	[IB_WR_RDMA_READ] = { SCIRE_WQE_OP_RDMA_READ, SCIRE_WR_VALID |
+			      SCIRE_WR_SGL },
+	[IB_WR_ATOMIC_CMP_AND_SWP] = { SCIRE_WQE_OP_ATOMIC_CMP_SWP,
+				       SCIRE_WR_VALID | SCIRE_WR_SGL },
+	[IB_WR_ATOMIC_FETCH_AND_ADD] = { SCIRE_WQE_OP_ATOMIC_FETCH_ADD,
+					 SCIRE_WR_VALID | SCIRE_WR_SGL },
+	[IB_WR_LOCAL_INV] = { SCIRE_WQE_OP_LOCAL_INV, SCIRE_WR_VALID |
+			      SCIRE_WR_UC },
+	[IB_WR_REG_MR] = { SCIRE_WQE_OP_REG_MR, SCIRE_WR_VALID | SCIRE_WR_UC },
+};
+
+/* Inline data: with virtual DMA, kernel SGE addresses are virtual. */
+static int scire_wqe_inline(struct scire_wq *sq, const struct ib_send_wr *wr,
+			    struct scire_send_wqe *wqe)
+{
+	u64 len = 0;
+	u8 *dst;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > sq->max_inline)
+		return -EINVAL;
+
+	dst = wqe->data;
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(dst, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		dst += wr->sg_list[i].length;
+	}
+	wqe->inline_len = len;
+	wqe->num_sge = 0;
+	wqe->flags |= SCIRE_WQE_F_INLINE;
+	return 0;
+}
+
+/* Write @wr into the SQ slot @wqe. The requester validates the rest. */
+static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
+			   struct scire_send_wqe *wqe)
+{
+	struct scire_sge *sge = (struct scire_sge *)wqe->data;
+	const struct scire_wr_op *op;
+	int i;
+
+	if (wr->opcode >= ARRAY_SIZE(scire_wr_ops))
+		return -EINVAL;
+	op = &scire_wr_ops[wr->opcode];
+	if (!(op->flags & SCIRE_WR_VALID))
+		return -EINVAL;
+	if (qp->ibqp.qp_type == IB_QPT_UC && !(op->flags & SCIRE_WR_UC))
+		return -EINVAL;
+	if (wr->send_flags & ~SCIRE_SEND_FLAGS)
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_INLINE) && !(op->flags & SCIRE_WR_INLINE))
+		return -EINVAL;
+	if ((op->flags & SCIRE_WR_SGL) &&
+	    (wr->num_sge < 0 ||
+	     (!(wr->send_flags & IB_SEND_INLINE) &&
+	      wr->num_sge > qp->sq.max_sge)))
+		return -EINVAL;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = op->opcode;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		wqe->flags |= SCIRE_WQE_F_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		wqe->flags |= SCIRE_WQE_F_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		wqe->flags |= SCIRE_WQE_F_FENCE;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		wqe->imm_data = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		wqe->imm_data = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		wqe->imm_data = (__force u32)wr->ex.imm_data;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		wqe->rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->atomic.swap = atomic_wr(wr)->swap;
+		wqe->atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+		wqe->reg.mr = (u64)(uintptr_t)to_smr(reg_wr(wr)->mr);
+		wqe->reg.key = reg_wr(wr)->key;
+		wqe->reg.access = reg_wr(wr)->access;
+		break;
+	default:
+		break;
+	}
+
+	if (!(op->flags & SCIRE_WR_SGL))
+		return 0;
+	if (wr->send_flags & IB_SEND_INLINE)
+		return scire_wqe_inline(&qp->sq, wr, wqe);
+
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	wqe->num_sge = wr->num_sge;
+	return 0;
+}
+
+/**
+ * scire_post_send() - post send work requests to a kernel QP (IBA 11.4.1).
+ * @ibqp: a kernel RC or UC QP.
+ * @wr: the chain of work requests: SEND, SEND_WITH_IMM, SEND_WITH_INV,
+ *	RDMA_WRITE(_WITH_IMM), RDMA_READ, ATOMIC_CMP_AND_SWP,
+ *	ATOMIC_FETCH_AND_ADD, LOCAL_INV, REG_MR (UC: no READ, atomics or
+ *	SEND_WITH_INV). IB_SEND_INLINE copies the SGEs' data (kernel virtual
+ *	addresses) into the WQE.
+ * @bad_wr: on failure, the first request not posted.
+ *
+ * Requests are written to the SQ ring in order and the work item is kicked.
+ * In ERR they are accepted and then flushed with IB_WC_WR_FLUSH_ERR.
+ *
+ * Context: any; takes the SQ lock with interrupts saved.
+ * Return: 0; -EINVAL for a QP in RESET, a user QP, an unsupported opcode or
+ * send flag, too many SGEs or too much inline data; -ENOMEM when the SQ is
+ * full.
+ */
+int scire_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct scire_qp *qp = to_sqp(ibqp);
+	struct scire_wq *sq = &qp->sq;
+	unsigned long flags;
+	u32 prod, cons;
+	int ret = 0;
+
+	if (READ_ONCE(qp->state) == IB_QPS_RESET || sq->mmap) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&sq->lock, flags);
+	prod = sq->ring->producer;
+	/* Pairs with the completer's store-release of retired WQEs. */
+	cons = smp_load_acquire(&sq->ring->consumer);
+	for (; wr; wr = wr->next) {
+		if (prod - cons >= sq->num_entries) {
+			/* Full as last seen: look again (same pairing). */
+			cons = smp_load_acquire(&sq->ring->consumer);
+			if (prod - cons >= sq->num_entries) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		ret = scire_wqe_build(qp, wr, scire_wq_slot(sq, prod));
+		if (ret)
+			break;
+		prod++;
+	}
+	/* Pairs with the requester's load-acquire of the producer index. */
+	smp_store_release(&sq->ring->producer, prod);
+	spin_unlock_irqrestore(&sq->lock, flags);
+
+	if (ret)
+		*bad_wr = wr;
+	scire_qp_kick(qp);
+	return ret;
+}
+
+/**
+ * scire_wq_post_recv() - write receive work requests into a kernel RQ/SRQ.
+ * @wq: a kernel QP's RQ or a kernel SRQ.
+ * @wr: the chain of work requests.
+ * @bad_wr: on failure, the first request not posted.
+ *
+ * Context: any; takes @wq->lock with interrupts saved.
+ * Return: 0; -EINVAL for too many SGEs; -ENOMEM when the queue is full.
+ */
+int scire_wq_post_recv(struct scire_wq *wq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
+{
+	struct scire_recv_wqe *rwqe;
+	unsigned long flags;
+	u32 prod, cons;
+	int ret = 0;
+	int i;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	prod = wq->ring->producer;
+	/* Pairs with the store-release in scire_rq_take()/scire_rq_flush(). */
+	cons = smp_load_acquire(&wq->ring->consumer);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > wq->max_sge) {
+			ret = -EINVAL;
+			break;
+		}
+		if (prod - cons >= wq->num_entries) {
+			/* Full as last seen: look again (same pairing). */
+			cons = smp_load_acquire(&wq->ring->consumer);
+			if (prod - cons >= wq->num_entries) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		rwqe = scire_wq_slot(wq, prod);
+		rwqe->wr_id = wr->wr_id;
+		rwqe->num_sge = wr->num_sge;
+		rwqe->reserved = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			rwqe->sge[i].addr = wr->sg_list[i].addr;
+			rwqe->sge[i].length = wr->sg_list[i].length;
+			rwqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		prod++;
+	}
+	/* Pairs with the load-acquire in scire_rq_take(). */
+	smp_store_release(&wq->ring->producer, prod);
+	spin_unlock_irqrestore(&wq->lock, flags);
+
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/**
+ * scire_post_recv() - post receive work requests to a kernel QP
+ * (IBA 11.4.1).
+ * @ibqp: a kernel QP without an SRQ.
+ * @wr: the chain of work requests.
+ * @bad_wr: on failure, the first request not posted.
+ *
+ * In ERR the requests are accepted and flushed with IB_WC_WR_FLUSH_ERR.
+ *
+ * Context: any; takes the RQ lock with interrupts saved.
+ * Return: 0; -EINVAL for a QP in RESET, a user QP, a QP with an SRQ or too
+ * many SGEs; -ENOMEM when the RQ is full.
+ */
+int scire_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct scire_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	if (qp->srq || qp->rq.mmap || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	ret = scire_wq_post_recv(&qp->rq, wr, bad_wr);
+
+	/*
+	 * Order the producer store before the state load: either a move to
+	 * ERR after it flushes these WQEs, or we see ERR and flush them.
+	 */
+	smp_mb();
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		set_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
+		scire_qp_kick(qp);
+	}
+	return ret;
+}

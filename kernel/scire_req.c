@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: the RC and UC requester (IBA 1.4 vol. 1 9.7 requester side, 9.8).
+ *
+ * The requester takes SQ WQEs in order: it copies each one once from the
+ * shared ring into a kernel shadow, validates the copy, gives it its PSNs
+ * and sends its request packets, reading local data through the WQE's SGL
+ * (or its inline bytes) every time a packet is built, so a retransmission
+ * needs no saved packet. The completer (scire_comp.c) retires WQEs and
+ * moves the send cursor back when packets must be sent again. UC (IBA 9.8)
+ * uses the same segmentation without acknowledgements: a UC WQE completes
+ * once its last packet is sent, and nothing is ever sent again.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <asm/unaligned.h>
+
+#include "scire.h"
+
+#define RC_OP(op)	(SCIRE_OP_RC | SCIRE_OP_##op)
+
+#define SCIRE_SEND_OPS(l, o) \
+	.first = RC_OP(SEND_FIRST), .middle = RC_OP(SEND_MIDDLE), \
+	.last = RC_OP(l), .only = RC_OP(o)
+#define SCIRE_WRITE_OPS(l, o) \
+	.first = RC_OP(WRITE_FIRST), .middle = RC_OP(WRITE_MIDDLE), \
+	.last = RC_OP(l), .only = RC_OP(o)
+
+/* SQ WQE opcode -> how it is carried and how it completes. */
+const struct scire_wqe_info scire_wqe_info[SCIRE_WQE_OP_MAX] = {
+	[SCIRE_WQE_OP_SEND] = {
+		.kind = SCIRE_REQ_K_SEND, .cqe_opcode = SCIRE_CQE_OP_SEND,
+		SCIRE_SEND_OPS(SEND_LAST, SEND_ONLY),
+	},
+	[SCIRE_WQE_OP_SEND_IMM] = {
+		.kind = SCIRE_REQ_K_SEND, .cqe_opcode = SCIRE_CQE_OP_SEND,
+		SCIRE_SEND_OPS(SEND_LAST_IMM, SEND_ONLY_IMM),
+	},
+	[SCIRE_WQE_OP_SEND_INV] = {
+		.kind = SCIRE_REQ_K_SEND, .cqe_opcode = SCIRE_CQE_OP_SEND,
+		SCIRE_SEND_OPS(SEND_LAST_INV, SEND_ONLY_INV),
+	},
+	[SCIRE_WQE_OP_RDMA_WRITE] = {
+		.kind = SCIRE_REQ_K_WRITE, .cqe_opcode = SCIRE_CQE_OP_RDMA_WRITE,
+		SCIRE_WRITE_OPS(WRITE_LAST, WRITE_ONLY),
+	},
+	[SCIRE_WQE_OP_RDMA_WRITE_IMM] = {
+		.kind = SCIRE_REQ_K_WRITE, .cqe_opcode = SCIRE_CQE_OP_RDMA_WRITE,
+		SCIRE_WRITE_OPS(WRITE_LAST_IMM, WRITE_ONLY_IMM),
+	},
+	[SCIRE_WQE_OP_RDMA_READ] = {
+		.kind = SCIRE_REQ_K_READ, .cqe_opcode = SCIRE_CQE_OP_RDMA_READ,
+		.only = RC_OP(READ_REQUEST),
+	},
+	[SCIRE_WQE_OP_ATOMIC_CMP_SWP] = {
+		.kind = SCIRE_REQ_K_ATOMIC, .cqe_opcode = SCIRE_CQE_OP_COMP_SWAP,
+		.only = RC_OP(COMPARE_SWAP),
+	},
+	[SCIRE_WQE_OP_ATOMIC_FETCH_ADD] = {
+		.kind = SCIRE_REQ_K_ATOMIC, .cqe_opcode = SCIRE_CQE_OP_FETCH_ADD,
+		.only = RC_OP(FETCH_ADD),
+	},
+	[SCIRE_WQE_OP_LOCAL_INV] = {
+		.kind = SCIRE_REQ_K_LOCAL, .cqe_opcode = SCIRE_CQE_OP_LOCAL_INV,
+		.local_err = IB_WC_LOC_QP_OP_ERR,
+	},
+	[SCIRE_WQE_OP_BIND_MW] = {
+		.kind = SCIRE_REQ_K_LOCAL, .cqe_opcode = SCIRE_CQE_OP_BIND_MW,
+		.local_err = IB_WC_MW_BIND_ERR,
+	},
+	[SCIRE_WQE_OP_REG_MR] = {
+		.kind = SCIRE_REQ_K_LOCAL, .cqe_opcode = SCIRE_CQE_OP_REG_MR,
+		.local_err = IB_WC_LOC_QP_OP_ERR,
+	},
+};
+
+/* Largest message (IBA 9.4.1 and our max_msg_sz). */
+#define SCIRE_REQ_MAX_MSG	BIT_ULL(31)
+
+/* What scire_req_begin() found at the SQ position it looked at. */
+enum scire_req_next {
+	SCIRE_REQ_SEND,		/* a WQE with packets to send at cur */
+	SCIRE_REQ_AGAIN,	/* a local operation was executed */
+	SCIRE_REQ_WAIT,		/* nothing to start now */
+};
+
+/*
+ * The SGL cursor of one scire_req_run() call. It only lives for the call,
+ * so no MR stays held while the requester waits for the peer (an MR being
+ * deregistered waits for its holders).
+ */
+struct scire_req_tx {
+	struct scire_sgl sgl;
+	u32 index;
+	u32 offset;
+	bool valid;
+};
+
+static void scire_req_retrans_expired(struct timer_list *t)
+{
+	struct scire_qp *qp = from_timer(qp, t, req.retrans_timer);
+
+	set_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending);
+	scire_qp_kick(qp);
+}
+
+static void scire_req_rnr_expired(struct timer_list *t)
+{
+	struct scire_qp *qp = from_timer(qp, t, req.rnr_timer);
+
+	set_bit(SCIRE_QP_P_RNR, &qp->pending);
+	scire_qp_kick(qp);
+}
+
+/**
+ * scire_req_init() - allocate the requester's SQ shadow and WQE state.
+ * @qp: a QP being created; qp->sq (num_entries, wqe_size) is set up.
+ *
+ * The shadow holds qp->sq.num_entries * qp->sq.wqe_size bytes: every WQE
+ * is copied there once and never read from the shared ring again.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL if the SQ geometry is not powers of two or a slot is
+ * smaller than a WQE header; -ENOMEM.
+ */
+int scire_req_init(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+	struct scire_wq *sq = &qp->sq;
+
+	timer_setup(&req->retrans_timer, scire_req_retrans_expired, 0);
+	timer_setup(&req->rnr_timer, scire_req_rnr_expired, 0);
+	if (!sq->num_entries)
+		return 0;
+	if (!is_power_of_2(sq->num_entries) || !is_power_of_2(sq->wqe_size) ||
+	    sq->wqe_size < sizeof(struct scire_send_wqe))
+		return -EINVAL;
+
+	req->shadow = kvmalloc_array(sq->num_entries, sq->wqe_size,
+				     GFP_KERNEL);
+	req->wqe = kvcalloc(sq->num_entries, sizeof(*req->wqe), GFP_KERNEL);
+	if (!req->shadow || !req->wqe) {
+		scire_req_cleanup(qp);
+		return -ENOMEM;
+	}
+	req->mask = sq->num_entries - 1;
+	req->wqe_size = sq->wqe_size;
+	return 0;
+}
+
+/**
+ * scire_req_cleanup() - free what scire_req_init() allocated.
+ * @qp: the QP being destroyed (or whose creation failed after
+ *	scire_req_init()); its worker no longer runs.
+ *
+ * Context: process context, may sleep (waits for running timer callbacks).
+ */
+void scire_req_cleanup(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+
+	if (req->retrans_timer.function) {
+		WRITE_ONCE(req->stopped, true);
+		del_timer_sync(&req->retrans_timer);
+		del_timer_sync(&req->rnr_timer);
+	}
+	kvfree(req->shadow);
+	kvfree(req->wqe);
+	req->shadow = NULL;
+	req->wqe = NULL;
+}
+
+/**
+ * scire_req_reset() - forget all requester and completer state (to RESET).
+ * @qp: the QP; its worker and timers are stopped (scire_req_stop()).
+ *
+ * Every SQ index, the kernel's consumer and the ring's published consumer
+ * return to 0 (the SQ starts empty again, IBA 10.3.1.2), and the timer
+ * bits of qp->pending are cleared.
+ *
+ * Context: any; not concurrent with the worker.
+ */
+void scire_req_reset(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+
+	clear_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending);
+	clear_bit(SCIRE_QP_P_RNR, &qp->pending);
+	req->fetched = 0;
+	req->started = 0;
+	req->cur = 0;
+	req->cur_psn = 0;
+	req->tail_psn = 0;
+	req->comp_psn = 0;
+	req->hi_psn = 0;
+	req->back_psn = 0;
+	req->rnr_psn = 0;
+	req->rd_atomic = 0;
+	req->noack = 0;
+	req->went_back = false;
+	req->rnr_wait = false;
+	WRITE_ONCE(req->stopped, false);
+	WRITE_ONCE(qp->sq.consumer, 0);
+	if (!qp->sq.ring)
+		return;
+	/* Pairs with the poster's load-acquire of the consumer index. */
+	smp_store_release(&qp->sq.ring->consumer, 0);
+}
+
+/**
+ * scire_req_start() - prepare the requester for RTS (RTR->RTS).
+ * @qp: the QP; called before RTS is published, so the worker does not run
+ *	the requester concurrently.
+ *
+ * The first WQE gets PSN qp->sq_psn; the retry counters are loaded from
+ * qp->retry_cnt and qp->rnr_retry (IBA 9.7.6.1); the path MTU is fixed
+ * for the PSN arithmetic of every WQE sent from now on.
+ *
+ * Context: any; not concurrent with the worker.
+ */
+void scire_req_start(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+	u32 psn = scire_psn(qp->sq_psn);
+
+	req->cur_psn = psn;
+	req->tail_psn = psn;
+	req->comp_psn = psn;
+	req->hi_psn = psn;
+	req->mtu = clamp_t(u32, qp->mtu, 256, 4096);
+	req->retry_left = qp->retry_cnt;
+	req->rnr_left = qp->rnr_retry;
+	req->noack = 0;
+	req->went_back = false;
+	req->rnr_wait = false;
+	WRITE_ONCE(req->stopped, false);
+}
+
+/**
+ * scire_req_stop() - stop the retransmit and RNR timers synchronously.
+ * @qp: the QP, before a move to RESET or destroy. Call it once the worker
+ *	can no longer run the requester (or the worker may re-arm a timer).
+ *
+ * Context: process context; waits for a running timer callback.
+ */
+void scire_req_stop(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+
+	WRITE_ONCE(req->stopped, true);
+	del_timer_sync(&req->retrans_timer);
+	del_timer_sync(&req->rnr_timer);
+}
+
+/* Local ACK timeout (IBA 11.2.4.2: 4.096 us * 2^code), never below a floor. */
+static unsigned long scire_req_timeout(u8 code)
+{
+	u64 ms = DIV_ROUND_UP_ULL(4096ULL << min_t(u8, code, 31),
+				  NSEC_PER_MSEC);
+
+	return msecs_to_jiffies(max_t(u64, ms, SCIRE_REQ_MIN_TIMEOUT_MS));
+}
+
+/**
+ * scire_req_arm() - keep the retransmit timer in step with what is unacked.
+ * @qp: the QP.
+ * @restart: forward progress was made: measure the timeout from now.
+ *	     Otherwise an already running timer keeps its deadline, so the
+ *	     timeout counts from the oldest unacknowledged packet.
+ *
+ * The timer runs while packets are unacknowledged, qp->timeout is not 0
+ * (0 is infinite, IBA 11.2.4.2) and no RNR NAK delay is pending.
+ *
+ * Context: the QP's worker.
+ */
+void scire_req_arm(struct scire_qp *qp, bool restart)
+{
+	struct scire_req *req = &qp->req;
+	u8 code = READ_ONCE(qp->timeout);
+
+	if (READ_ONCE(req->stopped))
+		return;
+	if (!code || req->rnr_wait || req->hi_psn == req->comp_psn) {
+		del_timer(&req->retrans_timer);
+		return;
+	}
+	if (restart || !timer_pending(&req->retrans_timer))
+		mod_timer(&req->retrans_timer,
+			  jiffies + scire_req_timeout(code));
+}
+
+/**
+ * scire_req_rewind() - send again from a PSN (IBA 9.7.6.1.3, 9.7.5.2.x).
+ * @qp: the QP.
+ * @psn: first PSN to send again; owned by a started WQE, or the first PSN
+ *	 no WQE owns yet (nothing to resend).
+ *
+ * The requester re-reads the data of every packet it sends again from the
+ * WQE's SGL; a READ is requested again for the part not yet received.
+ *
+ * Context: the QP's worker.
+ */
+void scire_req_rewind(struct scire_qp *qp, u32 psn)
+{
+	struct scire_req *req = &qp->req;
+	struct scire_req_wqe *w;
+	u32 i;
+
+	psn = scire_psn(psn);
+	for (i = qp->sq.consumer; i != req->started; i++) {
+		w = scire_req_wqe(req, i);
+		if (w->state != SCIRE_REQ_WQE_ACTIVE)
+			break;
+		if (scire_psn_dist(w->first_psn, psn) <=
+		    scire_psn_dist(w->first_psn, w->last_psn))
+			break;
+	}
+	req->cur = i;
+	req->cur_psn = i == req->started ? req->tail_psn : psn;
+}
+
+/* Completion status of a local memory error from the SGL helpers. */
+static u8 scire_req_mem_status(int err)
+{
+	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+}
+
+/*
+ * Check a WQE copy against the QP (brief "Ring rules"); on success *len is
+ * its message length. Return: IB_WC_SUCCESS or the status to complete the
+ * WQE with.
+ */
+static u8 scire_req_validate(struct scire_qp *qp,
+			     const struct scire_send_wqe *wqe, u32 *len)
+{
+	const struct scire_sge *sge = (const struct scire_sge *)wqe->data;
+	u32 room = qp->req.wqe_size - sizeof(*wqe);
+	const struct scire_wqe_info *info;
+	u64 total;
+
+	*len = 0;
+	if (wqe->opcode >= SCIRE_WQE_OP_MAX)
+		return IB_WC_LOC_QP_OP_ERR;
+	/* reg.mr is a kernel pointer: only a kernel poster may supply one. */
+	if (wqe->opcode == SCIRE_WQE_OP_REG_MR &&
+	    (qp->ibqp.uobject || !wqe->reg.mr))
+		return IB_WC_LOC_QP_OP_ERR;
+	info = &scire_wqe_info[wqe->opcode];
+	if (info->kind == SCIRE_REQ_K_LOCAL)
+		return IB_WC_SUCCESS;
+	/* UC carries SEND and RDMA WRITE only (IBA 9.8, table 38). */
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    (info->kind == SCIRE_REQ_K_READ || info->kind == SCIRE_REQ_K_ATOMIC ||
+	     wqe->opcode == SCIRE_WQE_OP_SEND_INV))
+		return IB_WC_LOC_QP_OP_ERR;
+
+	if (wqe->num_sge > qp->sq.max_sge ||
+	    wqe->num_sge > room / sizeof(*sge) ||
+	    wqe->inline_len > qp->sq.max_inline || wqe->inline_len > room)
+		return IB_WC_LOC_QP_OP_ERR;
+
+	if (wqe->flags & SCIRE_WQE_F_INLINE) {
+		/* Inline bytes are a source: nothing to receive READ data. */
+		if (wqe->num_sge || info->kind == SCIRE_REQ_K_READ ||
+		    info->kind == SCIRE_REQ_K_ATOMIC)
+			return IB_WC_LOC_QP_OP_ERR;
+		*len = wqe->inline_len;
+		return IB_WC_SUCCESS;
+	}
+
+	total = scire_sgl_length(sge, wqe->num_sge);
+	if (total > SCIRE_REQ_MAX_MSG)
+		return IB_WC_LOC_LEN_ERR;
+	if (info->kind == SCIRE_REQ_K_ATOMIC) {
+		/* IBA 9.4.5: one naturally aligned 64-bit remote operand. */
+		if (wqe->num_sge != 1 || (wqe->atomic.remote_addr & 7))
+			return IB_WC_LOC_QP_OP_ERR;
+		if (sge[0].length != sizeof(u64))
+			return IB_WC_LOC_LEN_ERR;
+	}
+	*len = total;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Copy the next WQE from the ring into the shadow, once. Return: 0;
+ * -EAGAIN when the ring holds no new WQE; -EIO when its producer index is
+ * impossible (the QP is then moved to ERR).
+ */
+static int scire_req_fetch(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+	struct scire_wq *sq = &qp->sq;
+	struct scire_send_wqe *wqe;
+	struct scire_req_wqe *w;
+	u32 prod, avail, len;
+
+	/* Pairs with the poster's store-release after writing the slot. */
+	prod = smp_load_acquire(&sq->ring->producer);
+	avail = prod - sq->consumer;
+	if (avail > sq->num_entries || req->fetched - sq->consumer > avail) {
+		scire_qp_error(qp);
+		return -EIO;
+	}
+	if (prod == req->fetched)
+		return -EAGAIN;
+
+	wqe = scire_req_shadow(req, req->fetched);
+	memcpy(wqe, scire_wq_slot(sq, req->fetched), req->wqe_size);
+	w = scire_req_wqe(req, req->fetched);
+	w->status = scire_req_validate(qp, wqe, &len);
+	w->state = w->status ? SCIRE_REQ_WQE_ERROR : SCIRE_REQ_WQE_NEW;
+	w->len = len;
+	req->fetched++;
+	return 0;
+}
+
+/* Mark a started WQE failed; it completes once it is the SQ head. */
+static void scire_req_fail(struct scire_qp *qp, u32 index, u8 status)
+{
+	struct scire_req_wqe *w = scire_req_wqe(&qp->req, index);
+
+	w->state = SCIRE_REQ_WQE_ERROR;
+	w->status = status;
+	scire_comp_head_error(qp);
+}
+
+/* Execute LOCAL_INV, BIND_MW or REG_MR (IBA 10.6.7, 10.6.6, 11.4.1.1). */
+static u8 scire_req_local(struct scire_qp *qp,
+			  const struct scire_send_wqe *wqe)
+{
+	struct scire_pd *pd = to_spd(qp->ibqp.pd);
+	int ret;
+
+	switch (wqe->opcode) {
+	case SCIRE_WQE_OP_LOCAL_INV:
+		ret = scire_mr_invalidate(pd, wqe->imm_data, false);
+		break;
+	case SCIRE_WQE_OP_BIND_MW:
+		ret = scire_mw_bind(pd, wqe);
+		break;
+	case SCIRE_WQE_OP_REG_MR:
+		ret = scire_mr_fast_reg(pd,
+					(struct scire_mr *)(uintptr_t)wqe->reg.mr,
+					wqe->reg.key, wqe->reg.access);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	return ret ? scire_wqe_info[wqe->opcode].local_err : IB_WC_SUCCESS;
+}
+
+/*
+ * Start the WQE at @started if nothing holds it back: give it its PSNs,
+ * or execute it if it is a local operation.
+ */
+static enum scire_req_next scire_req_begin(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+	u32 index = req->started;
+	const struct scire_wqe_info *info;
+	struct scire_send_wqe *wqe;
+	struct scire_req_wqe *w;
+	u32 npkts, max_rd;
+	u8 status;
+
+	/* SQD: finish what has started, begin nothing new (IBA 10.3.1.4). */
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		return SCIRE_REQ_WAIT;
+	if (req->fetched == index && scire_req_fetch(qp))
+		return SCIRE_REQ_WAIT;
+
+	w = scire_req_wqe(req, index);
+	wqe = scire_req_shadow(req, index);
+	if (w->state == SCIRE_REQ_WQE_ERROR) {
+		req->started++;
+		scire_comp_head_error(qp);
+		return SCIRE_REQ_WAIT;
+	}
+	info = &scire_wqe_info[wqe->opcode];
+
+	if (info->kind == SCIRE_REQ_K_LOCAL) {
+		/* Ordered after every earlier WQE has completed. */
+		if (qp->sq.consumer != index)
+			return SCIRE_REQ_WAIT;
+		req->started++;
+		req->cur++;
+		status = scire_req_local(qp, wqe);
+		scire_comp_retire(qp, status, 0);
+		if (status) {
+			scire_qp_error(qp);
+			return SCIRE_REQ_WAIT;
+		}
+		return SCIRE_REQ_AGAIN;
+	}
+
+	/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
+	if ((wqe->flags & SCIRE_WQE_F_FENCE) && req->rd_atomic)
+		return SCIRE_REQ_WAIT;
+	if (scire_psn_dist(req->comp_psn, req->tail_psn) >= SCIRE_REQ_WINDOW)
+		return SCIRE_REQ_WAIT;
+	if (info->kind == SCIRE_REQ_K_READ || info->kind == SCIRE_REQ_K_ATOMIC) {
+		max_rd = READ_ONCE(qp->max_rd_atomic);
+		if (!max_rd) {
+			/* The QP may never have one outstanding. */
+			req->started++;
+			scire_req_fail(qp, index, IB_WC_LOC_QP_OP_ERR);
+			return SCIRE_REQ_WAIT;
+		}
+		if (req->rd_atomic >= max_rd)
+			return SCIRE_REQ_WAIT;
+		req->rd_atomic++;
+	}
+
+	if (info->kind == SCIRE_REQ_K_ATOMIC)
+		npkts = 1;
+	else
+		npkts = max_t(u32, 1, DIV_ROUND_UP_ULL(w->len, req->mtu));
+	w->first_psn = req->tail_psn;
+	w->last_psn = scire_psn(req->tail_psn + npkts - 1);
+	w->state = SCIRE_REQ_WQE_ACTIVE;
+	req->tail_psn = scire_psn(req->tail_psn + npkts);
+	req->started++;
+	return SCIRE_REQ_SEND;
+}
+
+static void scire_req_tx_release(struct scire_req_tx *tx)
+{
+	if (tx->valid)
+		scire_sgl_release(&tx->sgl);
+	tx->valid = false;
+}
+
+/* Read @len bytes at byte @off of WQE @index's SGL into @buf. */
+static int scire_req_tx_copy(struct scire_qp *qp, struct scire_req_tx *tx,
+			     u32 index, u32 off, void *buf, u32 len)
+{
+	struct scire_send_wqe *wqe = scire_req_shadow(&qp->req, index);
+	int ret;
+
+	if (!tx->valid || tx->index != index || tx->offset != off) {
+		scire_req_tx_release(tx);
+		scire_sgl_init(&tx->sgl, to_spd(qp->ibqp.pd),
+			       (const struct scire_sge *)wqe->data,
+			       wqe->num_sge);
+		tx->valid = true;
+		tx->index = index;
+		tx->offset = 0;
+		if (off) {
+			ret = scire_sgl_seek(&tx->sgl, off);
+			if (ret)
+				goto err;
+			tx->offset = off;
+		}
+	}
+	ret = scire_sgl_copy(&tx->sgl, buf, len, false);
+	if (ret)
+		goto err;
+	tx->offset += len;
+	return 0;
+
+err:
+	scire_req_tx_release(tx);
+	return ret;
+}
+
+/* Fill the extended headers a request opcode carries (IBA 9.3). */
+static void scire_req_ext_hdrs(struct sk_buff *skb, u8 opcode,
+			       const struct scire_send_wqe *wqe,
+			       const struct scire_req_wqe *w, u32 off)
+{
+	const struct scire_opcode_info *oi = &scire_opcode[opcode];
+	u32 mask = oi->mask;
+	u64 swap_add, comp;
+
+	if (mask & SCIRE_M_RETH) {
+		struct scire_reth *reth = (void *)skb->data +
+					  oi->offset[SCIRE_H_RETH];
+
+		/*
+		 * A READ asked again covers only what is still missing. The
+		 * RETH follows the 12-byte BTH: its 64-bit VA is unaligned.
+		 */
+		put_unaligned_be64(wqe->rdma.remote_addr + off, &reth->va);
+		reth->rkey = cpu_to_be32(wqe->rdma.rkey);
+		reth->len = cpu_to_be32(w->len - off);
+	}
+	if (mask & SCIRE_M_ATMETH) {
+		struct scire_atmeth *atm = (void *)skb->data +
+					   oi->offset[SCIRE_H_ATMETH];
+
+		if (opcode == RC_OP(COMPARE_SWAP)) {
+			swap_add = wqe->atomic.swap;
+			comp = wqe->atomic.compare_add;
+		} else {
+			swap_add = wqe->atomic.compare_add;
+			comp = 0;
+		}
+		atm->va = cpu_to_be64(wqe->atomic.remote_addr);
+		atm->rkey = cpu_to_be32(wqe->atomic.rkey);
+		atm->swap_add_hi = cpu_to_be32(upper_32_bits(swap_add));
+		atm->swap_add_lo = cpu_to_be32(lower_32_bits(swap_add));
+		atm->comp_hi = cpu_to_be32(upper_32_bits(comp));
+		atm->comp_lo = cpu_to_be32(lower_32_bits(comp));
+	}
+	if (mask & SCIRE_M_IMMDT) {
+		struct scire_immdt *imm = (void *)skb->data +
+					  oi->offset[SCIRE_H_IMMDT];
+
+		/* Already in network order in the WQE. */
+		imm->imm = (__force __be32)wqe->imm_data;
+	}
+	if (mask & SCIRE_M_IETH) {
+		struct scire_ieth *ieth = (void *)skb->data +
+					  oi->offset[SCIRE_H_IETH];
+
+		ieth->rkey = cpu_to_be32(wqe->imm_data);
+	}
+}
+
+/*
+ * Build and send one request packet of WQE @index. Return: 0 (also when
+ * the network dropped it: retransmission recovers); -ENOMEM; or a positive
+ * ib_wc_status for a local memory error.
+ */
+static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
+			  u32 index, u8 opcode, u32 psn, u32 off, u32 paylen,
+			  bool ackreq, bool se)
+{
+	struct scire_req *req = &qp->req;
+	const struct scire_send_wqe *wqe = scire_req_shadow(req, index);
+	const struct scire_opcode_info *oi = &scire_opcode[opcode];
+	u32 pad = -paylen & 3;
+	struct sk_buff *skb;
+	u8 *payload;
+	int ret;
+
+	skb = scire_pkt_alloc(qp, &qp->av, oi->hdr_len + paylen + pad,
+			      GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	scire_bth_init((struct scire_bth *)skb->data, opcode, se, pad,
+		       SCIRE_DEFAULT_PKEY, qp->dest_qpn, ackreq, psn);
+	scire_req_ext_hdrs(skb, opcode, wqe, scire_req_wqe(req, index), off);
+
+	payload = skb->data + oi->hdr_len;
+	if (paylen && (wqe->flags & SCIRE_WQE_F_INLINE)) {
+		memcpy(payload, wqe->data + off, paylen);
+	} else if (paylen) {
+		ret = scire_req_tx_copy(qp, tx, index, off, payload, paylen);
+		if (ret) {
+			kfree_skb(skb);
+			return scire_req_mem_status(ret);
+		}
+	}
+	memset(payload + paylen, 0, pad);
+	scire_pkt_send(qp, &qp->av, skb);
+	return 0;
+}
+
+/*
+ * Send the packet at cur_psn of WQE cur and move the cursor past it.
+ * Return as scire_req_xmit().
+ */
+static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
+{
+	struct scire_req *req = &qp->req;
+	u32 index = req->cur, psn = req->cur_psn;
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+	const struct scire_send_wqe *wqe = scire_req_shadow(req, index);
+	const struct scire_req_wqe *w = scire_req_wqe(req, index);
+	const struct scire_wqe_info *info = &scire_wqe_info[wqe->opcode];
+	u32 seg = scire_psn_dist(w->first_psn, psn);
+	u32 off = seg * req->mtu, paylen = 0, next;
+	bool last = psn == w->last_psn;
+	bool ackreq, se;
+	u8 opcode;
+	int ret;
+
+	switch (info->kind) {
+	case SCIRE_REQ_K_SEND:
+	case SCIRE_REQ_K_WRITE:
+		paylen = last ? w->len - off : req->mtu;
+		if (w->first_psn == w->last_psn)
+			opcode = info->only;
+		else if (!seg)
+			opcode = info->first;
+		else
+			opcode = last ? info->last : info->middle;
+		next = psn + 1;
+		break;
+	case SCIRE_REQ_K_READ:
+		/* One request stands for every response PSN still missing. */
+		opcode = info->only;
+		next = w->last_psn + 1;
+		last = true;
+		break;
+	default:
+		opcode = info->only;
+		next = psn + 1;
+		last = true;
+		break;
+	}
+	next = scire_psn(next);
+	/* The table holds RC opcodes (transport bits 0); UC differs in those. */
+	if (uc)
+		opcode |= SCIRE_OP_UC;
+
+	/*
+	 * AckReq on the last packet of every message, every
+	 * SCIRE_REQ_ACK_EVERY packets of a long one, and on the packet that
+	 * fills the window: a responder that only answers AckReq (rxe) then
+	 * always has something to acknowledge that reopens the window.
+	 */
+	ackreq = !uc && (last || req->noack + 1 >= SCIRE_REQ_ACK_EVERY ||
+			 scire_psn_dist(req->comp_psn, next) >= SCIRE_REQ_WINDOW);
+	se = last && (wqe->flags & SCIRE_WQE_F_SOLICITED) &&
+	     (scire_opcode[opcode].mask & SCIRE_M_COMP);
+
+	ret = scire_req_xmit(qp, tx, index, opcode, psn, off, paylen, ackreq,
+			     se);
+	if (ret)
+		return ret;
+
+	req->noack = ackreq ? 0 : req->noack + 1;
+	req->cur_psn = next;
+	if (scire_psn_dist(req->comp_psn, next) >
+	    scire_psn_dist(req->comp_psn, req->hi_psn))
+		req->hi_psn = next;
+	if (uc) {
+		/* Nothing will acknowledge it: sent is done (IBA 9.8). */
+		req->comp_psn = next;
+		req->hi_psn = next;
+	}
+	if (last) {
+		req->cur++;
+		/* Every earlier UC WQE has retired, so this one is the head. */
+		if (uc && qp->sq.consumer == index)
+			scire_comp_retire(qp, IB_WC_SUCCESS, w->len);
+	}
+	return 0;
+}
+
+static bool scire_req_sending(struct scire_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTS || state == IB_QPS_SQD;
+}
+
+/**
+ * scire_req_run() - fetch SQ WQEs and send their request packets.
+ * @qp: an RC or UC QP in RTS or SQD (other types: nothing is done).
+ *
+ * Sends at most SCIRE_REQ_BUDGET packets, and none beyond
+ * SCIRE_REQ_WINDOW unacknowledged PSNs. READs and atomics are limited to
+ * qp->max_rd_atomic outstanding; a fenced WQE waits for earlier ones; a
+ * local operation waits until every earlier WQE has completed (IBA
+ * 9.7.1, 10.8.3.3). A UC WQE completes when its last packet is sent
+ * (IBA 9.8). A WQE that fails validation or a local memory check
+ * completes in error in order and moves the QP to ERR. In SQD no new WQE
+ * is started, and SQ_DRAINED is reported once nothing is outstanding.
+ *
+ * Context: the QP's worker (process context; allocates with GFP_KERNEL).
+ * Return: true if the budget ran out or memory was short and the worker
+ * should call again; false when the requester waits for the peer, a timer
+ * or new WQEs (each of which kicks the worker).
+ */
+bool scire_req_run(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+	struct scire_req_tx tx = { .valid = false };
+	unsigned int budget = SCIRE_REQ_BUDGET;
+	bool more = false, sent = false;
+	int ret;
+
+	if (!req->shadow || (qp->ibqp.qp_type != IB_QPT_RC &&
+			     qp->ibqp.qp_type != IB_QPT_UC))
+		return false;
+
+	while (scire_req_sending(qp) && !req->rnr_wait) {
+		if (!budget) {
+			more = true;
+			break;
+		}
+		if (req->cur == req->started) {
+			enum scire_req_next next = scire_req_begin(qp);
+
+			if (next == SCIRE_REQ_WAIT)
+				break;
+			if (next == SCIRE_REQ_AGAIN) {
+				budget--;
+				continue;
+			}
+		}
+		/* A failed WQE stops the queue until it completes at the head. */
+		if (scire_req_wqe(req, req->cur)->state != SCIRE_REQ_WQE_ACTIVE)
+			break;
+		if (scire_psn_dist(req->comp_psn, req->cur_psn) >=
+		    SCIRE_REQ_WINDOW)
+			break;
+
+		ret = scire_req_send_next(qp, &tx);
+		if (ret == -ENOMEM) {
+			more = true;
+			break;
+		}
+		if (ret > 0) {
+			scire_req_fail(qp, req->cur, ret);
+			break;
+		}
+		sent = true;
+		budget--;
+	}
+	scire_req_tx_release(&tx);
+
+	if (!scire_req_sending(qp))
+		return false;
+	if (sent)
+		scire_req_arm(qp, false);
+	if (READ_ONCE(qp->state) == IB_QPS_SQD && READ_ONCE(qp->sq_draining) &&
+	    qp->sq.consumer == req->started)
+		scire_qp_sq_drained(qp);
+	return more;
+}
+
+/**
+ * scire_req_flush() - complete every SQ WQE of a QP in ERR as flushed.
+ * @qp: the QP, in ERR.
+ *
+ * WQEs already copied complete with IB_WC_WR_FLUSH_ERR (one that failed
+ * locally and has not completed yet, with its own error), then those still
+ * only in the ring, each header copied once; every one is retired in order
+ * (IBA 10.3.1.7, 11.4.2.1). Called again whenever user space posts more.
+ * A ring whose producer index is impossible is not read at all.
+ *
+ * Context: the QP's worker.
+ */
+void scire_req_flush(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+	struct scire_wq *sq = &qp->sq;
+	struct scire_req_wqe *w;
+	u32 prod, n;
+
+	if (!req->shadow)
+		return;
+	del_timer(&req->retrans_timer);
+	del_timer(&req->rnr_timer);
+	req->rnr_wait = false;
+
+	while (sq->consumer != req->fetched) {
+		w = scire_req_wqe(req, sq->consumer);
+		scire_comp_retire(qp, w->state == SCIRE_REQ_WQE_ERROR ?
+				  w->status : IB_WC_WR_FLUSH_ERR, 0);
+	}
+	req->started = req->fetched;
+	req->cur = req->fetched;
+	req->rd_atomic = 0;
+
+	/* Pairs with the poster's store-release after writing the slot. */
+	prod = smp_load_acquire(&sq->ring->producer);
+	n = prod - sq->consumer;
+	if (n > sq->num_entries)
+		return;
+	while (n--) {
+		u32 index = sq->consumer;
+
+		memcpy(scire_req_shadow(req, index), scire_wq_slot(sq, index),
+		       sizeof(struct scire_send_wqe));
+		scire_req_wqe(req, index)->state = SCIRE_REQ_WQE_NEW;
+		scire_comp_retire(qp, IB_WC_WR_FLUSH_ERR, 0);
+	}
+	req->fetched = sq->consumer;
+	req->started = sq->consumer;
+	req->cur = sq->consumer;
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: the driver's own uverbs methods (ib_device.driver_def).
+ *
+ * User space posts to the mapped SQ and RQ rings without system calls; the
+ * one call it makes is the doorbell, a driver method added to the core's QP
+ * object, so the core looks up and locks the QP handle for us. Ids come
+ * from include/uapi/rdma/scire-abi.h.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include "scire.h"
+
+#define UVERBS_MODULE_NAME scire_ib
+#include <rdma/uverbs_named_ioctl.h>
+
+static int UVERBS_HANDLER(SCIRE_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
+						 SCIRE_ATTR_DOORBELL_QP_HANDLE);
+	u32 flags;
+	int ret;
+
+	if (IS_ERR(ibqp))
+		return PTR_ERR(ibqp);
+	/* scire_qp_doorbell() decides which bits are known. */
+	ret = uverbs_get_flags32(&flags, attrs, SCIRE_ATTR_DOORBELL_FLAGS,
+				 U32_MAX);
+	if (ret)
+		return ret;
+	return scire_qp_doorbell(to_sqp(ibqp), flags);
+}
+
+/*
+ * READ access: the core holds the QP handle shared for the call, so a
+ * concurrent destroy (which takes it exclusively) waits for the doorbell.
+ */
+DECLARE_UVERBS_NAMED_METHOD(SCIRE_METHOD_QP_DOORBELL,
+			    UVERBS_ATTR_IDR(SCIRE_ATTR_DOORBELL_QP_HANDLE,
+					    UVERBS_OBJECT_QP,
+					    UVERBS_ACCESS_READ,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_FLAGS_IN(SCIRE_ATTR_DOORBELL_FLAGS,
+						 enum scire_doorbell_flags,
+						 UA_MANDATORY));
+
+ADD_UVERBS_METHODS(scire_qp_methods, UVERBS_OBJECT_QP,
+		   &UVERBS_METHOD(SCIRE_METHOD_QP_DOORBELL));
+
+const struct uapi_definition scire_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &scire_qp_methods),
+	{},
+};
