@@ -83,6 +83,14 @@ VERBS_LEGACY_CMD(ibv_create_cq, ib_uverbs_create_cq);
 VERBS_LEGACY_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 VERBS_LEGACY_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 VERBS_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+VERBS_LEGACY_CMD(ibv_create_qp, ib_uverbs_create_qp);
+VERBS_EX_CMD(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
+VERBS_LEGACY_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+VERBS_LEGACY_CMD(ibv_query_qp, ib_uverbs_query_qp);
+VERBS_LEGACY_CMD(ibv_create_srq, ib_uverbs_create_srq);
+VERBS_LEGACY_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+VERBS_LEGACY_CMD(ibv_query_srq, ib_uverbs_query_srq);
+VERBS_LEGACY_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 
 /* Sizes as measured against rdma-core v44.0 (reference table, §1.10). */
 _Static_assert(sizeof(struct ex_hdr) == 24, "ex_hdr size");
@@ -93,12 +101,24 @@ _Static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq size");
 _Static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq size");
 _Static_assert(sizeof(struct ibv_reg_mr) == 48, "ibv_reg_mr size");
 _Static_assert(sizeof(struct ibv_create_cq_ex) == 56, "ibv_create_cq_ex size");
+_Static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp size");
+_Static_assert(sizeof(struct ibv_create_qp_ex) == 88, "ibv_create_qp_ex size");
+_Static_assert(sizeof(struct ibv_modify_qp) == 120, "ibv_modify_qp size");
+_Static_assert(sizeof(struct ibv_query_qp) == 24, "ibv_query_qp size");
+_Static_assert(sizeof(struct ibv_create_srq) == 40, "ibv_create_srq size");
+_Static_assert(sizeof(struct ibv_modify_srq) == 24, "ibv_modify_srq size");
+_Static_assert(sizeof(struct ibv_query_srq) == 24, "ibv_query_srq size");
+_Static_assert(sizeof(struct ibv_alloc_mw) == 24, "ibv_alloc_mw size");
 _Static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8, "get_context resp");
 _Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
 _Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16, "ex create_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_resize_cq_resp) == 8, "resize_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "reg_mr resp");
+_Static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32, "create_qp resp");
+_Static_assert(sizeof(struct ib_uverbs_ex_create_qp_resp) == 40, "ex create_qp resp");
+_Static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 16, "create_srq resp");
+_Static_assert(sizeof(struct ib_uverbs_alloc_mw_resp) == 8, "alloc_mw resp");
 
 /*
  * A core response followed directly by a driver's UHW response. The kernel
@@ -159,5 +179,52 @@ int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
 		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/*
+ * QPs. create_qp and create_qp_ex2 go through the ioctl method when the
+ * kernel has it (then only the driver part of resp is written: read handle
+ * and qp_num from the ibv_qp) and fill the ibv_qp/verbs_qp, including state
+ * RESET and, for verbs_qp, comp_mask 0. cmd may be NULL with cmd_size 0 when
+ * there is no driver input. modify_qp and query_qp write the core fields of
+ * cmd, which must be at least sizeof(*cmd); neither takes IBV_QP_RATE_LIMIT
+ * (EOPNOTSUPP). destroy_qp waits for the QP's reported async events.
+ */
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *qp_attr,
+			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
+			  struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/* SRQs: as for QPs; create_srq returns the granted max_wr/max_sge in attr. */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+
+/*
+ * Memory windows: alloc_mw writes cmd's core fields (cmd must not be NULL)
+ * and fills context, pd, rkey, handle and type of mw.
+ */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 #endif /* SCIRE_RDMA_CORE_CMD_H */

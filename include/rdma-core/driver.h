@@ -107,6 +107,47 @@ enum create_cq_cmd_flags {
 	CREATE_CQ_CMD_FLAGS_TS_IGNORED_EX = 1 << 0,
 };
 
+/* Only pointed to from verbs_qp; libscire creates no XRC domains. */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+_Static_assert(sizeof(struct verbs_xrcd) == 16, "verbs_xrcd size");
+
+/* verbs_qp.comp_mask: ibv_qp_to_qp_ex() returns &qp_ex only with VERBS_QP_EX. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
+/*
+ * ibv_cmd_create_qp_ex{,2} fill the ibv_qp and zero comp_mask; the provider
+ * sets VERBS_QP_EX afterwards when it offers the ibv_wr_* API. Every QP a
+ * provider returns must be a verbs_qp, because libibverbs reads comp_mask
+ * from any QP handed to ibv_qp_to_qp_ex().
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "ibv_qp_ex.qp_base");
+_Static_assert(sizeof(struct ibv_qp) == 160, "ibv_qp size");
+_Static_assert(offsetof(struct ibv_qp_ex, wr_id) == 168, "ibv_qp_ex.wr_id");
+_Static_assert(offsetof(struct ibv_qp_ex, wr_start) == 320, "ibv_qp_ex.wr_start");
+_Static_assert(sizeof(struct ibv_qp_ex) == 352, "ibv_qp_ex size");
+_Static_assert(offsetof(struct verbs_qp, qp) == 0, "verbs_qp.qp");
+_Static_assert(offsetof(struct verbs_qp, qp_ex) == 0, "verbs_qp.qp_ex");
+_Static_assert(offsetof(struct verbs_qp, comp_mask) == 352, "verbs_qp.comp_mask");
+_Static_assert(offsetof(struct verbs_qp, xrcd) == 360, "verbs_qp.xrcd");
+_Static_assert(sizeof(struct verbs_qp) == 368, "verbs_qp size");
+
 /* ---- device matching and the device object ------------------------------- */
 
 enum {
@@ -372,22 +413,27 @@ struct verbs_context_ops {
 		       (index) * sizeof(void (*)(void)),			\
 		       "verbs_context_ops." #field " is not op " #index)
 VERBS_OPS_SLOT(advise_mr, 0);
+VERBS_OPS_SLOT(alloc_mw, 2);
 VERBS_OPS_SLOT(alloc_pd, 5);
 VERBS_OPS_SLOT(async_event, 7);
+VERBS_OPS_SLOT(bind_mw, 10);
 VERBS_OPS_SLOT(cq_event, 12);
 VERBS_OPS_SLOT(create_cq, 15);
 VERBS_OPS_SLOT(create_cq_ex, 16);
 VERBS_OPS_SLOT(create_qp, 19);
+VERBS_OPS_SLOT(create_qp_ex, 20);
 VERBS_OPS_SLOT(create_srq, 22);
 VERBS_OPS_SLOT(dealloc_mw, 25);
 VERBS_OPS_SLOT(dealloc_pd, 26);
 VERBS_OPS_SLOT(dereg_mr, 28);
 VERBS_OPS_SLOT(destroy_cq, 31);
 VERBS_OPS_SLOT(destroy_qp, 34);
+VERBS_OPS_SLOT(destroy_srq, 36);
 VERBS_OPS_SLOT(free_context, 39);
 VERBS_OPS_SLOT(import_mr, 43);
 VERBS_OPS_SLOT(modify_cq, 45);
 VERBS_OPS_SLOT(modify_qp, 47);
+VERBS_OPS_SLOT(modify_srq, 49);
 VERBS_OPS_SLOT(open_xrcd, 52);
 VERBS_OPS_SLOT(poll_cq, 53);
 VERBS_OPS_SLOT(post_recv, 54);
@@ -396,6 +442,7 @@ VERBS_OPS_SLOT(post_srq_recv, 57);
 VERBS_OPS_SLOT(query_device_ex, 58);
 VERBS_OPS_SLOT(query_port, 60);
 VERBS_OPS_SLOT(query_qp, 61);
+VERBS_OPS_SLOT(query_srq, 64);
 VERBS_OPS_SLOT(reg_dmabuf_mr, 67);
 VERBS_OPS_SLOT(reg_mr, 68);
 VERBS_OPS_SLOT(req_notify_cq, 69);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * libscire: device matching, context and the verbs that are plain commands
- * (query, PD, MR). The CQ data path lives in scire_cq.c.
+ * (query, PD, MR). The data path lives in scire_cq.c (CQs), scire_qp.c
+ * (QPs, posting, ibv_wr_*), scire_srq.c (SRQs) and scire_mw.c (windows).
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -174,16 +175,31 @@ static void scire_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops scire_ctx_ops = {
+	.alloc_mw = scire_alloc_mw,
 	.alloc_pd = scire_alloc_pd,
+	.bind_mw = scire_bind_mw,
 	.create_cq = scire_create_cq,
 	.create_cq_ex = scire_create_cq_ex,
+	.create_qp = scire_create_qp,
+	.create_qp_ex = scire_create_qp_ex,
+	.create_srq = scire_create_srq,
+	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
 	.dereg_mr = scire_dereg_mr,
 	.destroy_cq = scire_destroy_cq,
+	.destroy_qp = scire_destroy_qp,
+	.destroy_srq = scire_destroy_srq,
 	.free_context = scire_free_context,
+	.modify_qp = scire_modify_qp,
+	.modify_srq = scire_modify_srq,
 	.poll_cq = scire_poll_cq,
+	.post_recv = scire_post_recv,
+	.post_send = scire_post_send,
+	.post_srq_recv = scire_post_srq_recv,
 	.query_device_ex = scire_query_device_ex,
 	.query_port = scire_query_port,
+	.query_qp = scire_query_qp,
+	.query_srq = scire_query_srq,
 	.reg_mr = scire_reg_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	.resize_cq = scire_resize_cq,
