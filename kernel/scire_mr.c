@@ -847,6 +847,7 @@ int scire_mr_fast_reg(struct scire_pd *pd, struct scire_mr *mr, u32 key,
 	s64 free_word;
 	u64 *live;
 	int ret = 0;
+	u32 i;
 
 	rcu_read_lock();
 	if (xa_load(&sdev->mr_xa, key >> 8) != xa_tag_pointer(mr, SCIRE_KEY_MR) ||
@@ -887,6 +888,14 @@ int scire_mr_fast_reg(struct scire_pd *pd, struct scire_mr *mr, u32 key,
 	live = mr->page_va;
 	WRITE_ONCE(mr->page_va, mr->map_va);
 	mr->map_va = live;
+	/*
+	 * The mapping stays staged, as a device's page list does: a ULP may
+	 * post REG_MR again (after ib_update_fast_reg_key()) without a new
+	 * map_mr_sg, and must get the same pages, not the retired list.
+	 * Stale readers of that list may still read its slots.
+	 */
+	for (i = 0; i < mr->map_npages; i++)
+		WRITE_ONCE(mr->map_va[i], mr->page_va[i]);
 	WRITE_ONCE(mr->npages, mr->map_npages);
 	WRITE_ONCE(mr->offset, mr->map_offset);
 	WRITE_ONCE(mr->iova, iova);
