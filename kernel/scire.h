@@ -149,6 +149,8 @@ struct scire_mmap_entry {
  * @producer:	the kernel's own producer index; @ring->producer is a copy
  *		published for the consumer and never read back.
  * @cqn:	CQ number, the index in scire_dev.cq_xa.
+ * @overflowed: a CQE was lost; the CQ is in error for good (IBA C11-32)
+ *		and takes no more CQEs.
  */
 struct scire_cq {
 	struct ib_cq ibcq;
@@ -159,6 +161,7 @@ struct scire_cq {
 	u32 num_entries;
 	u32 producer;
 	u32 cqn;
+	bool overflowed;
 };
 
 /**

@@ -77,10 +77,10 @@ static void scire_comp_post(struct scire_qp *qp,
  * @status: enum ib_wc_status of the completion.
  * @byte_len: bytes transferred (READ: bytes read; atomics: 8).
  *
- * Posts the CQE if the WQE is signalled, the QP signals all, or @status
- * is an error, and only then publishes the new consumer index, so user
- * space never reuses a slot whose completion it cannot see yet. WQEs
- * retire strictly in order (IBA 10.8.3.3).
+ * Publishes the new consumer index, then posts the CQE if the WQE is
+ * signalled, the QP signals all, or @status is an error: by the time user
+ * space sees a completion, the SQ room it implies is there. WQEs retire
+ * strictly in order (IBA 10.8.3.3).
  *
  * Context: the QP's worker (or modify/destroy with the worker stopped).
  */
@@ -95,10 +95,16 @@ void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len)
 	    req->rd_atomic)
 		req->rd_atomic--;
 	w->state = SCIRE_REQ_WQE_NEW;
-	scire_comp_post(qp, wqe, status, byte_len);
+	/*
+	 * Free the slot before the CQE can be seen: a poster that counts SQ
+	 * room by completions (perftest does) posts again as soon as it
+	 * polls the CQE and must find the room. The CQE is built from the
+	 * kernel's shadow copy, so the slot is not needed any more.
+	 * Pairs with the poster's load-acquire of the consumer index.
+	 */
 	WRITE_ONCE(qp->sq.consumer, index + 1);
-	/* Pairs with the poster's load-acquire of the consumer index. */
 	smp_store_release(&qp->sq.ring->consumer, index + 1);
+	scire_comp_post(qp, wqe, status, byte_len);
 }
 
 /**
@@ -205,7 +211,15 @@ static bool scire_comp_walk(struct scire_qp *qp, u32 base, u32 psn,
 			break;
 		dlast = scire_psn_dist(base, w->last_psn);
 		if (scire_comp_is_rd_atomic(wqe)) {
-			if (dlast < dpsn || inclusive) {
+			/*
+			 * An ACK past a READ/atomic means its responses were
+			 * lost (implied NAK); an ACK naming the PSN just
+			 * before it is the normal order and says nothing
+			 * about it.
+			 */
+			if (dlast < dpsn ||
+			    (inclusive &&
+			     scire_psn_dist(base, w->first_psn) <= dpsn)) {
 				scire_comp_go_back(qp, req->comp_psn);
 				return false;
 			}

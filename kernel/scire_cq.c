@@ -301,7 +301,9 @@ err_ring:
  *	       receive with the SE bit, or any error completion; IBA 11.4.2.2).
  *
  * A full ring is a CQ overrun (IBA 11.4.2.1, C11-32): the CQE is dropped,
- * the ring is flagged SCIRE_CQ_F_OVERFLOW and IB_EVENT_CQ_ERR is raised.
+ * the ring is flagged SCIRE_CQ_F_OVERFLOW and IB_EVENT_CQ_ERR is raised,
+ * once; the CQ then stays in error and drops every later CQE, so a process
+ * cannot turn overruns into an unbounded stream of events.
  *
  * Context: any; takes cq->lock with interrupts saved.
  * Return: 0, or -ENOSPC on overrun (also for a corrupt user consumer index).
@@ -314,8 +316,14 @@ int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 	int pending;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->overflowed) {
+		/* One event per overrun: later losses are not news. */
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return -ENOSPC;
+	}
 	pending = scire_cq_pending(cq, &cons);
 	if (pending < 0 || pending == cq->num_entries) {
+		cq->overflowed = true;
 		WRITE_ONCE(cq->ring->flags,
 			   READ_ONCE(cq->ring->flags) | SCIRE_CQ_F_OVERFLOW);
 		spin_unlock_irqrestore(&cq->lock, flags);

@@ -24,6 +24,8 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include <linux/sched/mm.h>
+
 #include "scire.h"
 
 /* Received packets a QP may have waiting; more are dropped (retransmitted). */
@@ -529,9 +531,16 @@ static void scire_qp_work(struct work_struct *work)
 	unsigned int budget = SCIRE_QP_RX_BUDGET;
 	enum ib_qp_state state;
 	struct sk_buff *skb;
+	unsigned int noio;
 	bool req_active;
 	bool more = false;
 
+	/*
+	 * Block ULPs (nvme-rdma) may need this QP to make progress for
+	 * writeback: packet and CQE allocations here must not recurse into
+	 * I/O reclaim, or the worker could wait on itself.
+	 */
+	noio = memalloc_noio_save();
 	mutex_lock(&qp->work_mutex);
 	state = READ_ONCE(qp->state);
 	switch (state) {
@@ -571,6 +580,7 @@ static void scire_qp_work(struct work_struct *work)
 	more = more || !budget || !skb_queue_empty(&qp->rxq);
 out:
 	mutex_unlock(&qp->work_mutex);
+	memalloc_noio_restore(noio);
 	if (more)
 		scire_qp_kick(qp);
 }
@@ -721,6 +731,15 @@ static int scire_qp_transition(struct scire_qp *qp,
 	 */
 	if (cur == IB_QPS_SQD && new == IB_QPS_SQD &&
 	    (mask & ~IB_QP_STATE) && READ_ONCE(qp->sq_draining)) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	/*
+	 * Fail before changing anything if the data path has moved the QP
+	 * to ERR since modify_qp looked (checked again below, for a move
+	 * that races with this one).
+	 */
+	if (READ_ONCE(qp->state) != cur) {
 		ret = -EINVAL;
 		goto unlock;
 	}

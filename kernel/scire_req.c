@@ -139,9 +139,11 @@ int scire_req_init(struct scire_qp *qp)
 	    sq->wqe_size < sizeof(struct scire_send_wqe))
 		return -EINVAL;
 
+	/* Both sized by the process's request: charge them to it. */
 	req->shadow = kvmalloc_array(sq->num_entries, sq->wqe_size,
-				     GFP_KERNEL);
-	req->wqe = kvcalloc(sq->num_entries, sizeof(*req->wqe), GFP_KERNEL);
+				     GFP_KERNEL_ACCOUNT);
+	req->wqe = kvcalloc(sq->num_entries, sizeof(*req->wqe),
+			    GFP_KERNEL_ACCOUNT);
 	if (!req->shadow || !req->wqe) {
 		scire_req_cleanup(qp);
 		return -ENOMEM;

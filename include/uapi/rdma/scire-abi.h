@@ -190,7 +190,9 @@ struct scire_cq_ring {
  * writes a WQE, then publishes the producer index with a store-release. The
  * kernel is the consumer:
  *  - SQ: consumer counts WQEs the kernel has retired (completed, signalled or
- *    not). A slot may be reused once consumer has passed it. The kernel
+ *    not). A slot may be reused once consumer has passed it; the consumer
+ *    is published before the WQE's CQE, so the room a completion implies
+ *    is always there when the CQE is seen. The kernel
  *    copies each WQE once into its own memory when it starts on it, and
  *    never reads the slot again.
  *  - RQ/SRQ: consumer counts WQEs the kernel has taken (copied) for an
