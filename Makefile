@@ -19,10 +19,10 @@ CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
 KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h)) \
 	   include/uapi/rdma/scire-abi.h
 
-.PHONY: all kernel user deps-ok check sparse checkpatch kernel-doc demo install \
+.PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
 	clean
 
-all: kernel user
+all: kernel user ktest
 
 deps-ok:
 	@missing=""; \
@@ -38,6 +38,10 @@ deps-ok:
 
 kernel: deps-ok
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
+
+# The kernel-verbs selftest module, selftests/kmod/scire_ktest.ko.
+ktest: deps-ok
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
 
 user: deps-ok
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true

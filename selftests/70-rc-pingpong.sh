@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# RC SEND/RECV with data checks on $SCIRE_DEV (scire0): ibv_rc_pingpong -c and
+# ibv_srq_pingpong -c (16 QPs on one SRQ), server and client on the same
+# device through its IPv4 RoCE v2 GID (TCP exchange over 127.0.0.1), at
+# message sizes 1, 4096, 65536 and 1048576. Both sides must exit 0 within
+# 120 s; -c makes each side check every received buffer.
+# shellcheck source-path=SCRIPTDIR
+set -u
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+dev=$SCIRE_DEV
+gid=$(need_dev_gid "$dev") || exit 1
+echo "$dev, GID index $gid"
+
+port=18700
+for size in 1 4096 65536 1048576; do
+	for prog in ibv_rc_pingpong ibv_srq_pingpong; do
+		port=$((port + 1))
+		start=$SECONDS
+		out=$(pair_run 120 "$port" "$prog" -d "$dev" -g "$gid" -s "$size" -n 20 -c \
+			-p "$port") ||
+			fail "$prog -s $size -n 20 -c between two QPs of $dev:
+$out"
+		echo "$prog -s $size: ok ($((SECONDS - start)) s): $(grep -m1 'bytes in' <<<"$out")"
+	done
+done
+exit 0

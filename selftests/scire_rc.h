@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * scire selftests: helpers for the RC data-path test programs. Two RC QPs
+ * of one device are connected to each other through the device's own
+ * RoCEv2 GID, so every packet loops back through the device: nothing else
+ * is needed on the network. Also: a small seeded PRNG (runs replay from
+ * the printed seed), CQ polling with a deadline, and names for verbs enums.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#ifndef SCIRE_RC_H
+#define SCIRE_RC_H
+
+#include <sched.h>
+#include <stdint.h>
+
+#include "scire_test.h"
+
+/* --- seeded PRNG (xorshift64*) ---------------------------------------------- */
+
+static uint64_t t_rng_state = 1;
+
+static inline void t_rng_seed(uint32_t seed)
+{
+	/* Never 0: xorshift would stay there. */
+	t_rng_state = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)seed << 17) ^ seed;
+	if (!t_rng_state)
+		t_rng_state = 1;
+}
+
+static inline uint64_t t_rand64(void)
+{
+	uint64_t x = t_rng_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t_rng_state = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Uniform in [0, n), n > 0. */
+static inline uint64_t t_rand_below(uint64_t n)
+{
+	return t_rand64() % n;
+}
+
+/* Uniform in [lo, hi]. */
+static inline uint64_t t_rand_range(uint64_t lo, uint64_t hi)
+{
+	return lo + t_rand_below(hi - lo + 1);
+}
+
+/* True with probability 1/n. */
+static inline int t_one_in(unsigned int n)
+{
+	return t_rand_below(n) == 0;
+}
+
+static inline void t_rand_fill(void *p, size_t len)
+{
+	uint8_t *b = p;
+	uint64_t v;
+
+	while (len >= 8) {
+		v = t_rand64();
+		memcpy(b, &v, 8);
+		b += 8;
+		len -= 8;
+	}
+	v = t_rand64();
+	memcpy(b, &v, len);
+}
+
+/* A seed for a run that was not given one: differs run to run. */
+static inline uint32_t t_fresh_seed(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ ((uint32_t)getpid() << 16));
+}
+
+/* --- names ---------------------------------------------------------------- */
+
+static inline const char *t_wc_opcode_str(enum ibv_wc_opcode op)
+{
+	static char buf[24];
+
+	switch (op) {
+	case IBV_WC_SEND: return "SEND";
+	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
+	case IBV_WC_RDMA_READ: return "RDMA_READ";
+	case IBV_WC_COMP_SWAP: return "COMP_SWAP";
+	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
+	case IBV_WC_BIND_MW: return "BIND_MW";
+	case IBV_WC_LOCAL_INV: return "LOCAL_INV";
+	case IBV_WC_RECV: return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	default:
+		snprintf(buf, sizeof(buf), "opcode %d", op);
+		return buf;
+	}
+}
+
+static inline const char *t_qp_state_str(int state)
+{
+	static char buf[24];
+
+	switch (state) {
+	case IBV_QPS_RESET: return "RESET";
+	case IBV_QPS_INIT: return "INIT";
+	case IBV_QPS_RTR: return "RTR";
+	case IBV_QPS_RTS: return "RTS";
+	case IBV_QPS_SQD: return "SQD";
+	case IBV_QPS_SQE: return "SQE";
+	case IBV_QPS_ERR: return "ERR";
+	default:
+		snprintf(buf, sizeof(buf), "state %d", state);
+		return buf;
+	}
+}
+
+/* --- device, port, path ----------------------------------------------------- */
+
+/* Where the QPs of a test meet: port 1, one GID of it, one path MTU. */
+struct t_path {
+	union ibv_gid gid;
+	int gid_index;
+	enum ibv_mtu mtu;
+};
+
+static inline int t_mtu_bytes(enum ibv_mtu mtu)
+{
+	return 128 << mtu;
+}
+
+/* IBV_MTU_* for a byte count, or 0 if it is none of 256..4096. */
+static inline enum ibv_mtu t_mtu_enum(int bytes)
+{
+	switch (bytes) {
+	case 256: return IBV_MTU_256;
+	case 512: return IBV_MTU_512;
+	case 1024: return IBV_MTU_1024;
+	case 2048: return IBV_MTU_2048;
+	case 4096: return IBV_MTU_4096;
+	default: return 0;
+	}
+}
+
+/* Index of port 1's first RoCE v2 GID holding an IPv4-mapped address, or -1. */
+static inline int t_find_ipv4_roce_v2_gid(struct ibv_context *ctx)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct ibv_port_attr port;
+	struct ibv_gid_entry entry;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &port))
+		return -1;
+	for (i = 0; i < port.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &entry, 0))
+			continue;
+		if (entry.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !memcmp(entry.gid.raw, v4mapped, sizeof(v4mapped)))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Check that port 1 is active, that gid_index is a RoCE v2 GID of it, and
+ * that the port can carry path MTU mtu_bytes (0: the port's active MTU).
+ * A path MTU above the port's active MTU would not fit the netdev.
+ */
+static inline void t_path_init(struct ibv_context *ctx, int gid_index, int mtu_bytes,
+			       struct t_path *path)
+{
+	struct ibv_gid_entry entry;
+	struct ibv_port_attr port;
+	int ret;
+
+	ret = ibv_query_port(ctx, 1, &port);
+	if (ret)
+		t_fatal("ibv_query_port(1): %s", t_errname(ret));
+	if (port.state != IBV_PORT_ACTIVE)
+		t_fatal("port 1 is %s, expected PORT_ACTIVE", ibv_port_state_str(port.state));
+	if (port.link_layer != IBV_LINK_LAYER_ETHERNET)
+		t_fatal("port 1 link layer %u is not Ethernet: not a RoCE device", port.link_layer);
+
+	ret = ibv_query_gid_ex(ctx, 1, gid_index, &entry, 0);
+	if (ret)
+		t_fatal("ibv_query_gid_ex(port 1, index %d): %s", gid_index, t_errname(ret));
+	if (entry.gid_type != IBV_GID_TYPE_ROCE_V2)
+		t_fatal("GID index %d has type %u, expected RoCE v2 (%u)", gid_index,
+			entry.gid_type, IBV_GID_TYPE_ROCE_V2);
+	path->gid = entry.gid;
+	path->gid_index = gid_index;
+
+	if (!mtu_bytes) {
+		path->mtu = port.active_mtu;
+		return;
+	}
+	path->mtu = t_mtu_enum(mtu_bytes);
+	if (!path->mtu)
+		t_fatal("path MTU %d: must be 256, 512, 1024, 2048 or 4096", mtu_bytes);
+	if (path->mtu > port.active_mtu)
+		t_fatal("path MTU %d exceeds port 1's active MTU %d: raise the netdev's MTU",
+			mtu_bytes, t_mtu_bytes(port.active_mtu));
+}
+
+/* --- QPs -------------------------------------------------------------------- */
+
+static inline int t_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int ret;
+
+	ret = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
+	if (ret)
+		t_fatal("ibv_query_qp(QP %#x, IBV_QP_STATE): %s", qp->qp_num, t_errname(ret));
+	return attr.qp_state;
+}
+
+#define T_RC_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+#define T_RD_ATOMIC	16
+
+/*
+ * Move qp (in any state) through RESET, INIT, RTR to RTS, connected to QP
+ * dest_qpn on the same device through path. rq_psn is the first PSN qp
+ * expects, sq_psn the first it sends (24 bits each).
+ */
+static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
+				uint32_t sq_psn, const struct t_path *path)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET };
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (ret)
+		t_fatal("modify QP %#x to RESET: %s", qp->qp_num, t_errname(ret));
+
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = T_RC_ACCESS,
+	};
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		t_fatal("modify QP %#x RESET->INIT: %s", qp->qp_num, t_errname(ret));
+
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = path->mtu,
+		.dest_qp_num = dest_qpn,
+		.rq_psn = rq_psn & 0xffffff,
+		.max_dest_rd_atomic = T_RD_ATOMIC,
+		.min_rnr_timer = 1,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = {
+				.dgid = path->gid,
+				.sgid_index = path->gid_index,
+				.hop_limit = 64,
+			},
+			.port_num = 1,
+		},
+	};
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		t_fatal("modify QP %#x INIT->RTR (dest QP %#x, path MTU %d): %s", qp->qp_num,
+			dest_qpn, t_mtu_bytes(path->mtu), t_errname(ret));
+
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.sq_psn = sq_psn & 0xffffff,
+		.max_rd_atomic = T_RD_ATOMIC,
+	};
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (ret)
+		t_fatal("modify QP %#x RTR->RTS: %s", qp->qp_num, t_errname(ret));
+}
+
+/* Connect a and b to each other with random initial PSNs. */
+static inline void t_rc_connect_pair(struct ibv_qp *a, struct ibv_qp *b,
+				     const struct t_path *path)
+{
+	uint32_t ab = t_rand64() & 0xffffff, ba = t_rand64() & 0xffffff;
+
+	t_rc_connect(a, b->qp_num, ba, ab, path);
+	t_rc_connect(b, a->qp_num, ab, ba, path);
+}
+
+/* --- CQs -------------------------------------------------------------------- */
+
+/*
+ * Poll one CQE from cq, waiting until deadline (t_now() seconds). Return 1
+ * with *wc filled, 0 if none came in time.
+ */
+static inline int t_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double deadline)
+{
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0)
+			t_fatal("ibv_poll_cq: returned %d", n);
+		if (n)
+			return 1;
+		if (t_now() > deadline)
+			return 0;
+		sched_yield();
+	}
+}
+
+#endif /* SCIRE_RC_H */
