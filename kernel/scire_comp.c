@@ -100,9 +100,9 @@ void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len)
 	 * room by completions (perftest does) posts again as soon as it
 	 * polls the CQE and must find the room. The CQE is built from the
 	 * kernel's shadow copy, so the slot is not needed any more.
-	 * Pairs with the poster's load-acquire of the consumer index.
 	 */
 	WRITE_ONCE(qp->sq.consumer, index + 1);
+	/* Pairs with the poster's load-acquire of the consumer index. */
 	smp_store_release(&qp->sq.ring->consumer, index + 1);
 	scire_comp_post(qp, wqe, status, byte_len);
 }
