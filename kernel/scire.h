@@ -48,6 +48,10 @@
 #define SCIRE_GID_TBL_LEN	128
 #define SCIRE_PKEY_TBL_LEN	1
 #define SCIRE_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
+#define SCIRE_MAX_AH		BIT(16)
+#define SCIRE_MAX_MCG		1024	/* multicast groups per device */
+#define SCIRE_MAX_MCG_QP	56	/* QPs attached to one group */
+#define SCIRE_MAX_MCG_ATTACH	(SCIRE_MAX_MCG * SCIRE_MAX_MCG_QP)
 
 /*
  * Largest RoCEv2 header stack around a payload: IPv6 (40) + UDP (8) +
@@ -56,6 +60,54 @@
  * after these.
  */
 #define SCIRE_MAX_HDR_LEN	(40 + 8 + 12 + 28 + 4)
+
+/**
+ * enum scire_counter - the port's hw counters (rdma statistic), one table
+ * of names in scire_stats.c.
+ * @SCIRE_CNT_RX_PACKETS:	RoCEv2 packets accepted for a QP.
+ * @SCIRE_CNT_RX_BYTES:		their bytes from the BTH to the ICRC.
+ * @SCIRE_CNT_TX_PACKETS:	packets handed to the IP stack or looped back.
+ * @SCIRE_CNT_TX_BYTES:		their bytes from the BTH to the ICRC.
+ * @SCIRE_CNT_RETRANSMITS:	request packets sent again (timeout, NAK, RNR).
+ * @SCIRE_CNT_RETRY_EXCEEDED:	WQEs failed with IB_WC_RETRY_EXC_ERR.
+ * @SCIRE_CNT_RNR_RETRY_EXCEEDED: WQEs failed with IB_WC_RNR_RETRY_EXC_ERR.
+ * @SCIRE_CNT_SEQ_NAK_SENT:	PSN sequence error NAKs sent.
+ * @SCIRE_CNT_SEQ_NAK_RCVD:	PSN sequence error NAKs received.
+ * @SCIRE_CNT_RNR_NAK_SENT:	RNR NAKs sent.
+ * @SCIRE_CNT_RNR_NAK_RCVD:	RNR NAKs received.
+ * @SCIRE_CNT_DUP_REQUEST:	duplicate requests received (PSN < ePSN).
+ * @SCIRE_CNT_OOS_REQUEST:	out-of-sequence requests (PSN > ePSN).
+ * @SCIRE_CNT_ICRC_ERRORS:	packets dropped for a wrong ICRC.
+ * @SCIRE_CNT_RX_DROPS:		other received packets dropped: malformed,
+ *				P_Key, GID, QP number or type, path, Q_Key.
+ * @SCIRE_CNT_MAX:		number of counters.
+ */
+enum scire_counter {
+	SCIRE_CNT_RX_PACKETS,
+	SCIRE_CNT_RX_BYTES,
+	SCIRE_CNT_TX_PACKETS,
+	SCIRE_CNT_TX_BYTES,
+	SCIRE_CNT_RETRANSMITS,
+	SCIRE_CNT_RETRY_EXCEEDED,
+	SCIRE_CNT_RNR_RETRY_EXCEEDED,
+	SCIRE_CNT_SEQ_NAK_SENT,
+	SCIRE_CNT_SEQ_NAK_RCVD,
+	SCIRE_CNT_RNR_NAK_SENT,
+	SCIRE_CNT_RNR_NAK_RCVD,
+	SCIRE_CNT_DUP_REQUEST,
+	SCIRE_CNT_OOS_REQUEST,
+	SCIRE_CNT_ICRC_ERRORS,
+	SCIRE_CNT_RX_DROPS,
+	SCIRE_CNT_MAX,
+};
+
+/**
+ * struct scire_stats - one CPU's share of a device's counters.
+ * @cnt: indexed by enum scire_counter.
+ */
+struct scire_stats {
+	u64 cnt[SCIRE_CNT_MAX];
+};
 
 /**
  * struct scire_dev - one scire ib_device, bound to one Ethernet netdev.
@@ -76,6 +128,15 @@
  * @qp_next:	cyclic allocation cursor for @qp_xa.
  * @srq_xa:	SRQs by SRQ number.
  * @srq_next:	cyclic allocation cursor for @srq_xa.
+ * @ah_xa:	address handles by ah_num (1..2^32-1); changed and read
+ *		under its lock with interrupts off (AHs are created and
+ *		destroyed in atomic context too).
+ * @ah_next:	cyclic allocation cursor for @ah_xa.
+ * @mcg_lock:	serialises multicast attach and detach.
+ * @mcg_list:	struct scire_mcg of each joined multicast group; changed
+ *		under @mcg_lock, read under RCU by the receive path.
+ * @num_mcg:	groups on @mcg_list.
+ * @num_mcg_attach: QP attachments over all groups.
  * @net:	this device's share of the per-namespace UDP socket
  *		(scire_net.c).
  * @num_pd:	live PDs, bounded by SCIRE_MAX_PD.
@@ -83,6 +144,8 @@
  * @num_mr:	live MRs and memory windows, bounded by SCIRE_MAX_MR.
  * @num_qp:	live QPs, bounded by SCIRE_MAX_QP.
  * @num_srq:	live SRQs, bounded by SCIRE_MAX_SRQ.
+ * @num_ah:	live AHs, bounded by SCIRE_MAX_AH.
+ * @stats:	per-CPU counters (scire_stats.c).
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -101,6 +164,12 @@ struct scire_dev {
 	u32 qp_next;
 	struct xarray srq_xa;
 	u32 srq_next;
+	struct xarray ah_xa;
+	u32 ah_next;
+	struct mutex mcg_lock;	/* see above */
+	struct list_head mcg_list;
+	u32 num_mcg;
+	u32 num_mcg_attach;
 	struct scire_net *net;
 
 	atomic_t num_pd;
@@ -108,7 +177,19 @@ struct scire_dev {
 	atomic_t num_mr;
 	atomic_t num_qp;
 	atomic_t num_srq;
+	atomic_t num_ah;
+	struct scire_stats __percpu *stats;
 };
+
+/*
+ * Count @n events of @c on @sdev. this_cpu_add() is safe with preemption
+ * on, so the data path needs no lock for it.
+ */
+static inline void scire_count(struct scire_dev *sdev, enum scire_counter c,
+			       u64 n)
+{
+	this_cpu_add(sdev->stats->cnt[c], n);
+}
 
 /**
  * struct scire_ucontext - a user process's context on a scire device.
@@ -329,6 +410,39 @@ struct scire_av {
 	u32 flow_label;
 	u8 sl;
 	u8 sgid_index;
+};
+
+/**
+ * struct scire_ah - address handle (IBA 10.2.2): where a UD send goes.
+ * @ibah:	the core AH; must stay first.
+ * @av:		the resolved destination, copied out by each send.
+ * @ah_num:	index in scire_dev.ah_xa; what a UD WQE names it by.
+ */
+struct scire_ah {
+	struct ib_ah ibah;
+	struct scire_av av;
+	u32 ah_num;
+};
+
+/**
+ * struct scire_mcg - a multicast group QPs of one device are attached to.
+ * Replaced, never changed, once published (copy on update, RCU).
+ * @node:	entry in scire_dev.mcg_list.
+ * @mgid:	the group's GID (RoCEv2: an IPv4-mapped or IPv6 multicast
+ *		address, joined on the device's netdev).
+ * @num_qp:	entries in @qp.
+ * @qp:		the attached QPs. A QP is detached before it is destroyed
+ *		(the core holds a use count per attachment), so a pointer
+ *		read under RCU stays valid until the reader's grace period
+ *		ends; receivers take a reference with refcount_inc_not_zero().
+ * @rcu:	defers the free past receivers.
+ */
+struct scire_mcg {
+	struct list_head node;
+	union ib_gid mgid;
+	u32 num_qp;
+	struct scire_qp *qp[SCIRE_MAX_MCG_QP];
+	struct rcu_head rcu;
 };
 
 /**
@@ -557,6 +671,11 @@ static inline struct scire_pd *to_spd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct scire_pd, ibpd);
 }
 
+static inline struct scire_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct scire_ah, ibah);
+}
+
 static inline struct scire_ucontext *to_suc(struct ib_ucontext *ibuc)
 {
 	return container_of(ibuc, struct scire_ucontext, ibuc);
@@ -666,6 +785,7 @@ void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb);
 void scire_qp_kick(struct scire_qp *qp);
 void scire_qp_error(struct scire_qp *qp);
 void scire_qp_sq_drained(struct scire_qp *qp);
+void scire_qp_sq_error(struct scire_qp *qp);
 int scire_qp_doorbell(struct scire_qp *qp, u32 flags);
 int scire_rq_take(struct scire_qp *qp, struct scire_recv_wqe *rwqe);
 void scire_rq_flush(struct scire_qp *qp);
@@ -689,6 +809,24 @@ int scire_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int scire_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 
+/* scire_ah.c */
+int scire_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int scire_destroy_ah(struct ib_ah *ibah, u32 flags);
+int scire_ah_av(struct scire_qp *qp, u32 ah_num, struct scire_av *av);
+
+/* scire_mcast.c */
+int scire_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int scire_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void scire_mcast_rcv(struct scire_dev *sdev, struct sk_buff *skb,
+		     const union ib_gid *mgid);
+
+/* scire_stats.c */
+struct rdma_hw_stats *scire_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int scire_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
 /* scire_uapi.c */
 extern const struct uapi_definition scire_uapi_defs[];
 
@@ -703,5 +841,7 @@ struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 				u32 len, gfp_t gfp);
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb);
+int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,
+		      bool join);
 
 #endif /* SCIRE_H */

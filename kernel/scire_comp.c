@@ -112,11 +112,13 @@ void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len)
  * @qp: the QP.
  *
  * A WQE that failed locally waits until every earlier one has completed,
- * then completes with its own status and moves the QP to ERR (IBA
- * 10.8.3.3: completions stay in order), which flushes the rest.
+ * then completes with its own status (IBA 10.8.3.3: completions stay in
+ * order) and moves an RC QP to ERR, a UC, UD or GSI QP to SQE (IBA
+ * 10.3.1.5: its receive side is unaffected); either flushes the rest of
+ * the SQ.
  *
  * Context: the QP's worker.
- * Return: true if it completed one (the QP is now in ERR).
+ * Return: true if it completed one (the QP is now in ERR or SQE).
  */
 bool scire_comp_head_error(struct scire_qp *qp)
 {
@@ -129,7 +131,10 @@ bool scire_comp_head_error(struct scire_qp *qp)
 	if (w->state != SCIRE_REQ_WQE_ERROR)
 		return false;
 	scire_comp_retire(qp, w->status, 0);
-	scire_qp_error(qp);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		scire_qp_error(qp);
+	else
+		scire_qp_sq_error(qp);
 	return true;
 }
 
@@ -179,6 +184,7 @@ static void scire_comp_go_back(struct scire_qp *qp, u32 psn)
 	if (req->went_back && req->back_psn == psn)
 		return;
 	if (!req->retry_left) {
+		scire_count(qp->sdev, SCIRE_CNT_RETRY_EXCEEDED, 1);
 		scire_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -358,6 +364,7 @@ static void scire_comp_rnr(struct scire_qp *qp, u32 base, u32 psn, u8 code)
 	if (req->rnr_wait && req->rnr_psn == psn)
 		return;
 	if (!req->rnr_left) {
+		scire_count(qp->sdev, SCIRE_CNT_RNR_RETRY_EXCEEDED, 1);
 		scire_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
@@ -391,12 +398,14 @@ static void scire_comp_ack(struct scire_qp *qp, struct sk_buff *skb,
 			scire_comp_advance(qp, base, psn + 1);
 		break;
 	case SCIRE_AETH_RNR_NAK:
+		scire_count(qp->sdev, SCIRE_CNT_RNR_NAK_RCVD, 1);
 		scire_comp_rnr(qp, base, psn, code);
 		break;
 	case SCIRE_AETH_NAK:
 		if (!scire_comp_walk(qp, base, psn, false))
 			break;
 		if (code == SCIRE_NAK_PSN_SEQ_ERR) {
+			scire_count(qp->sdev, SCIRE_CNT_SEQ_NAK_RCVD, 1);
 			/* All before the responder's expected PSN arrived. */
 			scire_comp_advance(qp, base, psn);
 			scire_comp_go_back(qp, psn);
@@ -494,6 +503,7 @@ void scire_comp_timers(struct scire_qp *qp)
 	    timer_pending(&req->retrans_timer))
 		return;
 	if (!req->retry_left) {
+		scire_count(qp->sdev, SCIRE_CNT_RETRY_EXCEEDED, 1);
 		scire_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}

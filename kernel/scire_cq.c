@@ -375,8 +375,9 @@ static void scire_cqe_to_wc(const struct scire_cqe *cqe, struct ib_wc *wc)
 	wc->vendor_err = cqe->vendor_err;
 	wc->byte_len = cqe->byte_len;
 	wc->wc_flags = 0;
+	/* The MAD layer and ib_cm build reply AHs from the GRH's type. */
 	if (cqe->flags & SCIRE_CQE_F_GRH)
-		wc->wc_flags |= IB_WC_GRH;
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 	if (cqe->flags & SCIRE_CQE_F_IMM) {
 		wc->wc_flags |= IB_WC_WITH_IMM;
 		wc->ex.imm_data = (__force __be32)cqe->imm_data;

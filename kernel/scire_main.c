@@ -64,10 +64,15 @@ static void scire_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->cq_xa));
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->srq_xa));
+	WARN_ON(!xa_empty(&sdev->ah_xa));
+	WARN_ON(!list_empty(&sdev->mcg_list));
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->cq_xa);
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->srq_xa);
+	xa_destroy(&sdev->ah_xa);
+	mutex_destroy(&sdev->mcg_lock);
+	free_percpu(sdev->stats);
 }
 
 static const struct ib_device_ops scire_dev_ops = {
@@ -75,24 +80,31 @@ static const struct ib_device_ops scire_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SCIRE_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = scire_alloc_hw_port_stats,
 	.alloc_mr = scire_alloc_mr,
 	.alloc_mw = scire_alloc_mw,
 	.alloc_pd = scire_alloc_pd,
 	.alloc_ucontext = scire_alloc_ucontext,
+	.attach_mcast = scire_attach_mcast,
+	.create_ah = scire_create_ah,
 	.create_cq = scire_create_cq,
 	.create_qp = scire_create_qp,
 	.create_srq = scire_create_srq,
+	.create_user_ah = scire_create_ah,
 	.dealloc_driver = scire_dealloc_driver,
 	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
 	.dealloc_ucontext = scire_dealloc_ucontext,
 	.dereg_mr = scire_dereg_mr,
+	.destroy_ah = scire_destroy_ah,
 	.destroy_cq = scire_destroy_cq,
 	.destroy_qp = scire_destroy_qp,
 	.destroy_srq = scire_destroy_srq,
+	.detach_mcast = scire_detach_mcast,
 	.device_group = &scire_dev_attr_group,
 	.disassociate_ucontext = scire_disassociate_ucontext,
 	.get_dma_mr = scire_get_dma_mr,
+	.get_hw_stats = scire_get_hw_stats,
 	.get_link_layer = scire_get_link_layer,
 	.get_port_immutable = scire_get_port_immutable,
 	.map_mr_sg = scire_map_mr_sg,
@@ -113,6 +125,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.req_notify_cq = scire_req_notify_cq,
 	.resize_cq = scire_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, scire_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, scire_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, scire_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, scire_pd, ibpd),
@@ -185,6 +198,15 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->cq_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	mutex_init(&sdev->mcg_lock);
+	INIT_LIST_HEAD(&sdev->mcg_list);
+	atomic_set(&sdev->num_ah, 0);
+	sdev->stats = alloc_percpu(struct scire_stats);
+	if (!sdev->stats) {
+		ret = -ENOMEM;
+		goto err_dealloc;
+	}
 	atomic_set(&sdev->num_pd, 0);
 	atomic_set(&sdev->num_cq, 0);
 	atomic_set(&sdev->num_mr, 0);

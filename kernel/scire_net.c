@@ -29,8 +29,10 @@
 
 #include <linux/crc32.h>
 #include <linux/if_vlan.h>
+#include <linux/igmp.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/rtnetlink.h>
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -103,9 +105,9 @@ static LIST_HEAD(scire_ns_list);
 static DEFINE_MUTEX(scire_ns_lock);
 
 /*
- * Why a packet was not delivered or sent. The per-device counters will be
- * indexed by these; for now a drop only frees the skb (kfree_skb, so it is
- * visible to drop monitors).
+ * Why a packet was not delivered or sent. Receive drops are counted (ICRC
+ * errors apart from the rest); every drop frees the skb with kfree_skb(),
+ * so drop monitors see it too.
  */
 enum scire_drop_reason {
 	SCIRE_DROP_NOMEM,	/* linearize or headroom allocation failed */
@@ -113,7 +115,7 @@ enum scire_drop_reason {
 	SCIRE_DROP_PKEY,	/* P_Key not the default partition */
 	SCIRE_DROP_DGID,	/* destination IP is not one of our GIDs */
 	SCIRE_DROP_ICRC,	/* ICRC mismatch */
-	SCIRE_DROP_UNSUPPORTED,	/* GSI or multicast: not handled yet */
+	SCIRE_DROP_QPN,		/* QP0, or multicast QPN and GID disagree */
 	SCIRE_DROP_NO_QP,	/* no such QP */
 	SCIRE_DROP_QP_TYPE,	/* opcode's transport differs from the QP's */
 	SCIRE_DROP_QP_PATH,	/* RC/UC packet not from the QP's peer */
@@ -124,7 +126,10 @@ enum scire_drop_reason {
 static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
 		       enum scire_drop_reason why)
 {
-	/* Counters (sdev, why) go here. */
+	if (why == SCIRE_DROP_ICRC)
+		scire_count(sdev, SCIRE_CNT_ICRC_ERRORS, 1);
+	else if (why < SCIRE_DROP_TX_ROUTE)
+		scire_count(sdev, SCIRE_CNT_RX_DROPS, 1);
 	kfree_skb(skb);
 }
 
@@ -225,28 +230,24 @@ static bool scire_rcv_l3_ok(const struct sk_buff *skb, bool *ipv6)
  */
 static bool scire_rcv_dgid_ok(struct scire_dev *sdev,
 			      const struct sk_buff *skb, bool ipv6,
-			      enum scire_drop_reason *why)
+			      union ib_gid *dgid, bool *mcast)
 {
 	const struct ib_gid_attr *attr;
-	union ib_gid dgid;
 
 	if (ipv6)
-		memcpy(&dgid, &ipv6_hdr(skb)->daddr, sizeof(dgid));
+		memcpy(dgid, &ipv6_hdr(skb)->daddr, sizeof(*dgid));
 	else
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)&dgid);
-	/* Multicast arrives with UD support. */
-	if (rdma_is_multicast_addr((struct in6_addr *)&dgid)) {
-		*why = SCIRE_DROP_UNSUPPORTED;
-		return false;
-	}
+				       (struct in6_addr *)dgid);
+	/* A group's packets go to the QPs attached to it (scire_mcast.c). */
+	*mcast = rdma_is_multicast_addr((struct in6_addr *)dgid);
+	if (*mcast)
+		return true;
 
-	attr = rdma_find_gid_by_port(&sdev->ibdev, &dgid,
+	attr = rdma_find_gid_by_port(&sdev->ibdev, dgid,
 				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, skb->dev);
-	if (IS_ERR(attr)) {
-		*why = SCIRE_DROP_DGID;
+	if (IS_ERR(attr))
 		return false;
-	}
 	rdma_put_gid_attr(attr);
 	return true;
 }
@@ -261,6 +262,7 @@ static bool scire_rcv_transport_ok(const struct scire_qp *qp, u8 opcode)
 	case IB_QPT_UC:
 		return transport == SCIRE_OP_UC;
 	case IB_QPT_UD:
+	case IB_QPT_GSI:
 		return transport == SCIRE_OP_UD;
 	default:
 		return false;
@@ -307,8 +309,9 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
 	struct scire_bth *bth;
 	struct scire_pkt *pkt;
 	struct scire_qp *qp;
+	union ib_gid dgid;
 	u32 ulen, len, pad;
-	bool ipv6;
+	bool ipv6, mcast, mcast_qpn;
 	u16 pkey;
 	u32 qpn;
 
@@ -347,8 +350,10 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 
-	if (!scire_rcv_dgid_ok(sdev, skb, ipv6, &why))
+	if (!scire_rcv_dgid_ok(sdev, skb, ipv6, &dgid, &mcast)) {
+		why = SCIRE_DROP_DGID;
 		goto drop;
+	}
 
 	if (scire_icrc(skb, ipv6, skb->data, len - SCIRE_ICRC_SIZE) !=
 	    get_unaligned_le32(skb->data + len - SCIRE_ICRC_SIZE)) {
@@ -356,10 +361,15 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 
-	/* GSI (QP1) and multicast arrive with UD support. */
+	/*
+	 * RoCE has no QP0 (no subnet management). The multicast QPN goes
+	 * with a multicast GID and nothing else does (IBA 9.6.1.5.1).
+	 */
 	qpn = scire_bth_qpn(bth);
-	if (qpn <= 1 || qpn == IB_MULTICAST_QPN) {
-		why = SCIRE_DROP_UNSUPPORTED;
+	mcast_qpn = qpn == IB_MULTICAST_QPN;
+	if (!qpn || mcast != mcast_qpn ||
+	    (mcast && (bth->opcode & SCIRE_OP_TRANSPORT_MASK) != SCIRE_OP_UD)) {
+		why = SCIRE_DROP_QPN;
 		goto drop;
 	}
 
@@ -376,7 +386,13 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
 	__skb_trim(skb, info->hdr_len + pkt->paylen);
 	/* A queued packet has no use for its route. */
 	skb_dst_drop(skb);
+	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
+	scire_count(sdev, SCIRE_CNT_RX_BYTES, len);
 
+	if (mcast) {
+		scire_mcast_rcv(sdev, skb, &dgid);
+		return;
+	}
 	qp = scire_qp_get(sdev, qpn);
 	if (!qp) {
 		why = SCIRE_DROP_NO_QP;
@@ -443,6 +459,11 @@ static struct socket *scire_sock_create(struct net *net, struct scire_ns *ns,
 	if (ret)
 		return ERR_PTR(ret);
 	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	/*
+	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off; QPs of
+	 * this host attached to a group must hear what is sent to it.
+	 */
+	inet_sk(sock->sk)->mc_loop = 1;
 	return sock;
 }
 
@@ -647,6 +668,67 @@ int scire_net_init(void)
 void scire_net_exit(void)
 {
 	unregister_pernet_subsys(&scire_net_ops);
+}
+
+/**
+ * scire_net_mc_join() - join or leave an IP multicast group on a device's
+ * netdev.
+ * @sdev: the device; the group is joined on sdev->netdev.
+ * @mgid: a multicast GID: IPv4-mapped for an IPv4 group, else IPv6.
+ * @join: true to join, false to leave.
+ *
+ * The membership belongs to the namespace's RoCEv2 socket of the group's
+ * IP version, so it ends at the latest when that socket is released.
+ *
+ * Context: process context, may sleep; takes scire_ns_lock, then the RTNL
+ * (socket release takes the RTNL under scire_ns_lock too).
+ * Return: 0; -ENETDOWN if the device has no socket of that IP version (its
+ * namespace is going away, or IPv6 is disabled); errors of
+ * ip_mc_join_group() or ipv6_sock_mc_join() (-EADDRINUSE when joined
+ * already, -ENOBUFS past the socket's membership limit) and of leaving.
+ */
+int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,
+		      bool join)
+{
+	const struct in6_addr *addr = (const struct in6_addr *)mgid;
+	bool ipv4 = ipv6_addr_v4mapped(addr);
+	struct scire_net *snet = sdev->net;
+	struct socket *sock;
+	int ret = -ENETDOWN;
+
+	if (!snet)
+		return ret;
+	mutex_lock(&scire_ns_lock);
+	sock = rcu_dereference_protected(ipv4 ? snet->ns->sock4 :
+						snet->ns->sock6,
+					 lockdep_is_held(&scire_ns_lock));
+	if (!sock)
+		goto out;
+
+	rtnl_lock();
+	lock_sock(sock->sk);
+	if (ipv4) {
+		struct ip_mreqn mreq = {
+			.imr_multiaddr.s_addr = addr->s6_addr32[3],
+			.imr_ifindex = sdev->netdev->ifindex,
+		};
+
+		ret = join ? ip_mc_join_group(sock->sk, &mreq) :
+			     ip_mc_leave_group(sock->sk, &mreq);
+	} else if (join) {
+		ret = ipv6_stub->ipv6_sock_mc_join(sock->sk,
+						   sdev->netdev->ifindex,
+						   addr);
+	} else {
+		ret = ipv6_stub->ipv6_sock_mc_drop(sock->sk,
+						   sdev->netdev->ifindex,
+						   addr);
+	}
+	release_sock(sock->sk);
+	rtnl_unlock();
+out:
+	mutex_unlock(&scire_ns_lock);
+	return ret;
 }
 
 /**
@@ -1026,6 +1108,8 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		goto drop_route;
 	}
 	if (target) {
+		scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
+		scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len + SCIRE_ICRC_SIZE);
 		scire_build(net, qp, av, skb);
 		/* Arrive as from the wire: skb->data at the UDP header. */
 		__skb_pull(skb, skb_transport_offset(skb));
@@ -1050,6 +1134,8 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	}
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
+	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
+	scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len + SCIRE_ICRC_SIZE);
 	scire_build(net, qp, av, skb);
 	if (ipv6)
 		ret = ip6_local_out(net, sock->sk, skb);

@@ -33,7 +33,8 @@
 /* Packets one run of the work item handles before it requeues itself. */
 #define SCIRE_QP_RX_BUDGET	64
 
-/* QPNs of RC/UC QPs: 0 and 1 are the special QPs (SMI, GSI). */
+/* QPNs of RC/UC/UD QPs: 0 and 1 are the special QPs (SMI, GSI). */
+#define SCIRE_QPN_GSI		1
 #define SCIRE_QPN_MIN		2
 #define SCIRE_QPN_MAX		SCIRE_QPN_MASK
 
@@ -245,6 +246,30 @@ void scire_qp_error(struct scire_qp *qp)
 
 	if (state != IB_QPS_RESET)
 		scire_qp_kick(qp);
+}
+
+/**
+ * scire_qp_sq_error() - move a UD or UC QP to Send Queue Error (IBA
+ * 10.3.1.5).
+ * @qp: the QP, whose SQ just completed a WQE in error.
+ *
+ * Receiving goes on; the work item flushes the SQ, now and whenever more
+ * is posted, until modify_qp returns the QP to RTS. From a state other
+ * than RTS or SQD (ERR, RESET, or a move in progress) nothing changes.
+ *
+ * Context: the QP's work item; takes state_lock with interrupts saved.
+ */
+void scire_qp_sq_error(struct scire_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
+		WRITE_ONCE(qp->state, IB_QPS_SQE);
+		qp->sq_draining = false;
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	scire_qp_kick(qp);
 }
 
 /**
@@ -577,6 +602,9 @@ static void scire_qp_work(struct work_struct *work)
 		scire_comp_timers(qp);
 		more = scire_req_run(qp);
 	}
+	/* SQE: what is posted to the SQ is flushed (IBA 10.3.1.5). */
+	if (state == IB_QPS_SQE && READ_ONCE(qp->state) == state)
+		scire_req_flush(qp);
 	more = more || !budget || !skb_queue_empty(&qp->rxq);
 out:
 	mutex_unlock(&qp->work_mutex);
@@ -924,8 +952,19 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 {
 	const struct ib_qp_cap *cap = &init->cap;
 
-	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* The MAD layer's QP1 of port 1 (IBA 10.2.4.4). */
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
 		return -EOPNOTSUPP;
+	}
 	if (init->create_flags || init->rwq_ind_tbl || init->xrcd)
 		return -EOPNOTSUPP;
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
@@ -974,7 +1013,7 @@ static int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
 }
 
 /**
- * scire_create_qp() - create an RC or UC queue pair (IBA 11.2.4.1).
+ * scire_create_qp() - create an RC, UC, UD or GSI QP (IBA 11.2.4.1).
  * @ibqp: the core-allocated QP (PD, CQs, SRQ, type and event handler set).
  * @init: creation attributes. Capacities up to SCIRE_MAX_QP_WR WQEs,
  *	  SCIRE_MAX_SGE SGEs and SCIRE_MAX_INLINE inline bytes; on success
@@ -986,12 +1025,15 @@ static int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
  *
  * A user QP's SQ and RQ are rings in memory the process maps (offsets in
  * the response); a kernel QP's rings are written by scire_post_send() and
- * scire_post_recv(). The QP starts in RESET with a QPN in 2..2^24-1.
+ * scire_post_recv(). The QP starts in RESET with a QPN in 2..2^24-1; the
+ * GSI QP (kernel only, one per device, for the MAD layer) is QP1.
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC, creation flags,
- * XRC or RSS; -EINVAL for capacities past the limits, a bad sq_sig_type,
- * missing CQs, a non-zero UHW request or a short response buffer;
+ * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC/UD/GSI, creation
+ * flags, XRC or RSS; -EINVAL for capacities past the limits, a bad
+ * sq_sig_type, missing CQs, a non-zero UHW request, a short response
+ * buffer, or a GSI QP from user space or not on port 1; -EBUSY for a
+ * second GSI QP;
  * -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when no QPN is free; -EFAULT if
  * the response cannot be written; errors of scire_req_init() and
  * scire_resp_init().
@@ -1049,9 +1091,14 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	/* Reserved, not yet published: lookups from the wire see nothing. */
-	ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
-			      XA_LIMIT(SCIRE_QPN_MIN, SCIRE_QPN_MAX),
-			      &sdev->qp_next, GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = SCIRE_QPN_GSI;
+		ret = xa_insert(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
+	} else {
+		ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
+				      XA_LIMIT(SCIRE_QPN_MIN, SCIRE_QPN_MAX),
+				      &sdev->qp_next, GFP_KERNEL);
+	}
 	if (ret < 0)
 		goto err_rq;
 	ibqp->qp_num = qpn;
@@ -1146,6 +1193,7 @@ int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 #define SCIRE_WR_UC		BIT(1)	/* UC has it (IBA 9.2.1, table 38) */
 #define SCIRE_WR_SGL		BIT(2)	/* takes a local SGE list */
 #define SCIRE_WR_INLINE		BIT(3)	/* may carry its data inline */
+#define SCIRE_WR_UD		BIT(4)	/* UD and GSI have it */
 
 struct scire_wr_op {
 	u8 opcode;	/* enum scire_wqe_opcode */
@@ -1155,9 +1203,9 @@ struct scire_wr_op {
 /* enum ib_wr_opcode -> SQ WQE, one table. */
 static const struct scire_wr_op scire_wr_ops[] = {
 	[IB_WR_SEND] = { SCIRE_WQE_OP_SEND, SCIRE_WR_VALID | SCIRE_WR_UC |
-			 SCIRE_WR_SGL | SCIRE_WR_INLINE },
+			 SCIRE_WR_UD | SCIRE_WR_SGL | SCIRE_WR_INLINE },
 	[IB_WR_SEND_WITH_IMM] = { SCIRE_WQE_OP_SEND_IMM, SCIRE_WR_VALID |
-				  SCIRE_WR_UC | SCIRE_WR_SGL |
+				  SCIRE_WR_UC | SCIRE_WR_UD | SCIRE_WR_SGL |
 				  SCIRE_WR_INLINE },
 	[IB_WR_SEND_WITH_INV] = { SCIRE_WQE_OP_SEND_INV, SCIRE_WR_VALID |
 				  SCIRE_WR_SGL | SCIRE_WR_INLINE },
@@ -1207,6 +1255,8 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
 			   struct scire_send_wqe *wqe)
 {
 	struct scire_sge *sge = (struct scire_sge *)wqe->data;
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
+		  qp->ibqp.qp_type == IB_QPT_GSI;
 	const struct scire_wr_op *op;
 	int i;
 
@@ -1216,6 +1266,8 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
 	if (!(op->flags & SCIRE_WR_VALID))
 		return -EINVAL;
 	if (qp->ibqp.qp_type == IB_QPT_UC && !(op->flags & SCIRE_WR_UC))
+		return -EINVAL;
+	if (ud && !(op->flags & SCIRE_WR_UD))
 		return -EINVAL;
 	if (wr->send_flags & ~SCIRE_SEND_FLAGS)
 		return -EINVAL;
@@ -1237,6 +1289,11 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
 	if (wr->send_flags & IB_SEND_FENCE)
 		wqe->flags |= SCIRE_WQE_F_FENCE;
 
+	if (ud) {
+		wqe->ud.ah_num = to_sah(ud_wr(wr)->ah)->ah_num;
+		wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	}
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_IMM:
 		wqe->imm_data = (__force u32)wr->ex.imm_data;
@@ -1285,12 +1342,13 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
 
 /**
  * scire_post_send() - post send work requests to a kernel QP (IBA 11.4.1).
- * @ibqp: a kernel RC or UC QP.
+ * @ibqp: a kernel RC, UC, UD or GSI QP.
  * @wr: the chain of work requests: SEND, SEND_WITH_IMM, SEND_WITH_INV,
  *	RDMA_WRITE(_WITH_IMM), RDMA_READ, ATOMIC_CMP_AND_SWP,
  *	ATOMIC_FETCH_AND_ADD, LOCAL_INV, REG_MR (UC: no READ, atomics or
- *	SEND_WITH_INV). IB_SEND_INLINE copies the SGEs' data (kernel virtual
- *	addresses) into the WQE.
+ *	SEND_WITH_INV; UD and GSI: SEND and SEND_WITH_IMM only, with the
+ *	ib_ud_wr's AH, remote QPN and Q_Key). IB_SEND_INLINE copies the
+ *	SGEs' data (kernel virtual addresses) into the WQE.
  * @bad_wr: on failure, the first request not posted.
  *
  * Requests are written to the SQ ring in order and the work item is kicked.

@@ -9,7 +9,9 @@
  * needs no saved packet. The completer (scire_comp.c) retires WQEs and
  * moves the send cursor back when packets must be sent again. UC (IBA 9.8)
  * uses the same segmentation without acknowledgements: a UC WQE completes
- * once its last packet is sent, and nothing is ever sent again.
+ * once its last packet is sent, and nothing is ever sent again. UD and the
+ * GSI QP (IBA 9.8.2) send each WQE as one SEND packet with a DETH to the
+ * address handle and QP the WQE names, and complete it once it is sent.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -105,6 +107,12 @@ static void scire_req_retrans_expired(struct timer_list *t)
 
 	set_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending);
 	scire_qp_kick(qp);
+}
+
+/* UD and GSI: datagrams, never acknowledged (IBA 9.8.2). */
+static bool scire_req_is_ud(const struct scire_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
 static void scire_req_rnr_expired(struct timer_list *t)
@@ -232,7 +240,11 @@ void scire_req_start(struct scire_qp *qp)
 	req->tail_psn = psn;
 	req->comp_psn = psn;
 	req->hi_psn = psn;
-	req->mtu = clamp_t(u32, qp->mtu, 256, 4096);
+	/* A datagram has no path MTU: it may fill the port's (IBA 9.8.2). */
+	if (scire_req_is_ud(qp))
+		req->mtu = ib_mtu_enum_to_int(scire_active_mtu(qp->sdev));
+	else
+		req->mtu = clamp_t(u32, qp->mtu, 256, 4096);
 	req->retry_left = qp->retry_cnt;
 	req->rnr_left = qp->rnr_retry;
 	req->noack = 0;
@@ -351,12 +363,16 @@ static u8 scire_req_validate(struct scire_qp *qp,
 	    (qp->ibqp.uobject || !wqe->reg.mr))
 		return IB_WC_LOC_QP_OP_ERR;
 	info = &scire_wqe_info[wqe->opcode];
-	if (info->kind == SCIRE_REQ_K_LOCAL)
+	if (info->kind == SCIRE_REQ_K_LOCAL && !scire_req_is_ud(qp))
 		return IB_WC_SUCCESS;
 	/* UC carries SEND and RDMA WRITE only (IBA 9.8, table 38). */
 	if (qp->ibqp.qp_type == IB_QPT_UC &&
 	    (info->kind == SCIRE_REQ_K_READ || info->kind == SCIRE_REQ_K_ATOMIC ||
 	     wqe->opcode == SCIRE_WQE_OP_SEND_INV))
+		return IB_WC_LOC_QP_OP_ERR;
+	/* UD carries SEND and SEND with immediate only (IBA 9.8.2). */
+	if (scire_req_is_ud(qp) && wqe->opcode != SCIRE_WQE_OP_SEND &&
+	    wqe->opcode != SCIRE_WQE_OP_SEND_IMM)
 		return IB_WC_LOC_QP_OP_ERR;
 
 	if (wqe->num_sge > qp->sq.max_sge ||
@@ -369,12 +385,17 @@ static u8 scire_req_validate(struct scire_qp *qp,
 		if (wqe->num_sge || info->kind == SCIRE_REQ_K_READ ||
 		    info->kind == SCIRE_REQ_K_ATOMIC)
 			return IB_WC_LOC_QP_OP_ERR;
+		if (scire_req_is_ud(qp) && wqe->inline_len > qp->req.mtu)
+			return IB_WC_LOC_LEN_ERR;
 		*len = wqe->inline_len;
 		return IB_WC_SUCCESS;
 	}
 
 	total = scire_sgl_length(sge, wqe->num_sge);
 	if (total > SCIRE_REQ_MAX_MSG)
+		return IB_WC_LOC_LEN_ERR;
+	/* A datagram is one packet. */
+	if (scire_req_is_ud(qp) && total > qp->req.mtu)
 		return IB_WC_LOC_LEN_ERR;
 	if (info->kind == SCIRE_REQ_K_ATOMIC) {
 		/* IBA 9.4.5: one naturally aligned 64-bit remote operand. */
@@ -571,8 +592,8 @@ err:
 }
 
 /* Fill the extended headers a request opcode carries (IBA 9.3). */
-static void scire_req_ext_hdrs(struct sk_buff *skb, u8 opcode,
-			       const struct scire_send_wqe *wqe,
+static void scire_req_ext_hdrs(struct scire_qp *qp, struct sk_buff *skb,
+			       u8 opcode, const struct scire_send_wqe *wqe,
 			       const struct scire_req_wqe *w, u32 off)
 {
 	const struct scire_opcode_info *oi = &scire_opcode[opcode];
@@ -622,6 +643,17 @@ static void scire_req_ext_hdrs(struct sk_buff *skb, u8 opcode,
 
 		ieth->rkey = cpu_to_be32(wqe->imm_data);
 	}
+	if (mask & SCIRE_M_DETH) {
+		struct scire_deth *deth = (void *)skb->data +
+					  oi->offset[SCIRE_H_DETH];
+		u32 qkey = wqe->ud.remote_qkey;
+
+		/* IBA 10.2.5: a controlled Q_Key stands for the QP's own. */
+		if (qkey & BIT(31))
+			qkey = qp->qkey;
+		deth->qkey = cpu_to_be32(qkey);
+		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & SCIRE_QPN_MASK);
+	}
 }
 
 /*
@@ -630,6 +662,7 @@ static void scire_req_ext_hdrs(struct sk_buff *skb, u8 opcode,
  * ib_wc_status for a local memory error.
  */
 static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
+			  const struct scire_av *av, u32 dest_qpn,
 			  u32 index, u8 opcode, u32 psn, u32 off, u32 paylen,
 			  bool ackreq, bool se)
 {
@@ -641,13 +674,13 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 	u8 *payload;
 	int ret;
 
-	skb = scire_pkt_alloc(qp, &qp->av, oi->hdr_len + paylen + pad,
-			      GFP_KERNEL);
+	skb = scire_pkt_alloc(qp, av, oi->hdr_len + paylen + pad, GFP_KERNEL);
 	if (!skb)
 		return -ENOMEM;
 	scire_bth_init((struct scire_bth *)skb->data, opcode, se, pad,
-		       SCIRE_DEFAULT_PKEY, qp->dest_qpn, ackreq, psn);
-	scire_req_ext_hdrs(skb, opcode, wqe, scire_req_wqe(req, index), off);
+		       SCIRE_DEFAULT_PKEY, dest_qpn, ackreq, psn);
+	scire_req_ext_hdrs(qp, skb, opcode, wqe, scire_req_wqe(req, index),
+			   off);
 
 	payload = skb->data + oi->hdr_len;
 	if (paylen && (wqe->flags & SCIRE_WQE_F_INLINE)) {
@@ -660,7 +693,7 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 		}
 	}
 	memset(payload + paylen, 0, pad);
-	scire_pkt_send(qp, &qp->av, skb);
+	scire_pkt_send(qp, av, skb);
 	return 0;
 }
 
@@ -672,16 +705,28 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 {
 	struct scire_req *req = &qp->req;
 	u32 index = req->cur, psn = req->cur_psn;
-	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+	bool ud = scire_req_is_ud(qp);
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC || ud;
 	const struct scire_send_wqe *wqe = scire_req_shadow(req, index);
 	const struct scire_req_wqe *w = scire_req_wqe(req, index);
 	const struct scire_wqe_info *info = &scire_wqe_info[wqe->opcode];
 	u32 seg = scire_psn_dist(w->first_psn, psn);
 	u32 off = seg * req->mtu, paylen = 0, next;
 	bool last = psn == w->last_psn;
+	const struct scire_av *av = &qp->av;
+	u32 dest_qpn = qp->dest_qpn;
+	struct scire_av ud_av;
 	bool ackreq, se;
 	u8 opcode;
 	int ret;
+
+	if (ud) {
+		/* Looked up per send: the AH may be gone since the post. */
+		if (scire_ah_av(qp, wqe->ud.ah_num, &ud_av))
+			return IB_WC_LOC_QP_OP_ERR;
+		av = &ud_av;
+		dest_qpn = wqe->ud.remote_qpn & SCIRE_QPN_MASK;
+	}
 
 	switch (info->kind) {
 	case SCIRE_REQ_K_SEND:
@@ -708,8 +753,10 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 		break;
 	}
 	next = scire_psn(next);
-	/* The table holds RC opcodes (transport bits 0); UC differs in those. */
-	if (uc)
+	/* The table holds RC opcodes (transport bits 0); UC/UD differ there. */
+	if (ud)
+		opcode |= SCIRE_OP_UD;
+	else if (uc)
 		opcode |= SCIRE_OP_UC;
 
 	/*
@@ -723,11 +770,15 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 	se = last && (wqe->flags & SCIRE_WQE_F_SOLICITED) &&
 	     (scire_opcode[opcode].mask & SCIRE_M_COMP);
 
-	ret = scire_req_xmit(qp, tx, index, opcode, psn, off, paylen, ackreq,
-			     se);
+	ret = scire_req_xmit(qp, tx, av, dest_qpn, index, opcode, psn, off,
+			     paylen, ackreq, se);
 	if (ret)
 		return ret;
 
+	/* Below hi_psn: this PSN went out before. */
+	if (scire_psn_dist(req->comp_psn, psn) <
+	    scire_psn_dist(req->comp_psn, req->hi_psn))
+		scire_count(qp->sdev, SCIRE_CNT_RETRANSMITS, 1);
 	req->noack = ackreq ? 0 : req->noack + 1;
 	req->cur_psn = next;
 	if (scire_psn_dist(req->comp_psn, next) >
@@ -756,15 +807,17 @@ static bool scire_req_sending(struct scire_qp *qp)
 
 /**
  * scire_req_run() - fetch SQ WQEs and send their request packets.
- * @qp: an RC or UC QP in RTS or SQD (other types: nothing is done).
+ * @qp: a QP in RTS or SQD.
  *
  * Sends at most SCIRE_REQ_BUDGET packets, and none beyond
  * SCIRE_REQ_WINDOW unacknowledged PSNs. READs and atomics are limited to
  * qp->max_rd_atomic outstanding; a fenced WQE waits for earlier ones; a
  * local operation waits until every earlier WQE has completed (IBA
  * 9.7.1, 10.8.3.3). A UC WQE completes when its last packet is sent
- * (IBA 9.8). A WQE that fails validation or a local memory check
- * completes in error in order and moves the QP to ERR. In SQD no new WQE
+ * (IBA 9.8), a UD or GSI WQE when its one packet is (IBA 9.8.2); one
+ * naming an AH that is gone completes with IB_WC_LOC_QP_OP_ERR. A WQE
+ * that fails validation or a local memory check completes in error in
+ * order and moves the QP to ERR. In SQD no new WQE
  * is started, and SQ_DRAINED is reported once nothing is outstanding.
  *
  * Context: the QP's worker (process context; allocates with GFP_KERNEL).
@@ -780,8 +833,7 @@ bool scire_req_run(struct scire_qp *qp)
 	bool more = false, sent = false;
 	int ret;
 
-	if (!req->shadow || (qp->ibqp.qp_type != IB_QPT_RC &&
-			     qp->ibqp.qp_type != IB_QPT_UC))
+	if (!req->shadow)
 		return false;
 
 	while (scire_req_sending(qp) && !req->rnr_wait) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * scire: the RC and UC responder (IBA 1.4 vol. 1 9.7 responder side, 9.5
- * atomics, 9.8 UC, 9.9 errors).
+ * scire: the responder (IBA 1.4 vol. 1 9.7 responder side, 9.5 atomics,
+ * 9.8 UC and UD, 9.9 errors).
  *
  * Requests are handled in the QP's work item, one packet at a time, in
  * arrival order. A new request (PSN == ePSN) is checked - opcode sequence,
@@ -17,6 +17,8 @@
  *
  * Copyright (c) 2026 The scire authors.
  */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/slab.h>
 #include <asm/unaligned.h>
 
@@ -280,6 +282,7 @@ static void scire_resp_no_wqe(struct scire_qp *qp, u32 psn)
 		scire_resp_drop_msg(qp);
 		return;
 	}
+	scire_count(qp->sdev, SCIRE_CNT_RNR_NAK_SENT, 1);
 	scire_resp_nak(qp, SCIRE_AETH_RNR_NAK |
 			   (qp->min_rnr_timer & ~SCIRE_AETH_TYPE_MASK), psn);
 	qp->resp.nak_sent = true;
@@ -897,8 +900,10 @@ static void scire_resp_rc(struct scire_qp *qp, struct sk_buff *skb)
 	int cmp = scire_psn_cmp(pkt->psn, resp->psn);
 
 	if (cmp > 0) {
+		scire_count(qp->sdev, SCIRE_CNT_OOS_REQUEST, 1);
 		/* Packets were lost: one NAK until ePSN comes (9.9.3.1.1). */
 		if (!resp->nak_sent) {
+			scire_count(qp->sdev, SCIRE_CNT_SEQ_NAK_SENT, 1);
 			scire_resp_nak(qp, SCIRE_AETH_NAK |
 				       SCIRE_NAK_PSN_SEQ_ERR, resp->psn);
 			resp->nak_sent = true;
@@ -906,11 +911,92 @@ static void scire_resp_rc(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	if (cmp < 0) {
+		scire_count(qp->sdev, SCIRE_CNT_DUP_REQUEST, 1);
 		scire_resp_duplicate(qp, skb);
 		return;
 	}
 	resp->nak_sent = false;
 	scire_resp_execute(qp, skb);
+}
+
+/*
+ * The GRH a UD receive buffer starts with (IBA 11.4.1.2, scire-abi.h): the
+ * IPv6 header, or for IPv4 20 zero bytes and then the IPv4 header.
+ */
+static void scire_resp_grh(const struct sk_buff *skb, u8 *grh)
+{
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	} else {
+		memset(grh, 0, SCIRE_UD_GRH_LEN - sizeof(struct iphdr));
+		memcpy(grh + SCIRE_UD_GRH_LEN - sizeof(struct iphdr),
+		       ip_hdr(skb), sizeof(struct iphdr));
+	}
+}
+
+/*
+ * UD and GSI (IBA 9.8.2, 10.2.5): each SEND_ONLY is a whole message. One
+ * with the wrong Q_Key, or arriving with no receive WQE posted, is dropped
+ * silently. One too long for the receive WQE is dropped too and the WQE
+ * kept for the next message; from an SRQ the WQE is completed with
+ * IB_WC_LOC_LEN_ERR instead, since it cannot be given back. Neither fails
+ * the QP: a datagram sender must not be able to kill a receiver. A WQE
+ * whose buffers are not writable (class A, local) does fail it.
+ */
+static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
+{
+	struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_resp *resp = &qp->resp;
+	struct scire_deth *deth;
+	struct scire_cqe cqe = {};
+	u8 grh[SCIRE_UD_GRH_LEN];
+	int ret;
+
+	if (!(pkt->mask & SCIRE_M_DETH) || !(pkt->mask & SCIRE_M_SEND))
+		return;
+	deth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_DETH);
+	if (get_unaligned_be32(&deth->qkey) != qp->qkey) {
+		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
+		return;
+	}
+	if (scire_resp_get_wqe(qp))
+		return;
+
+	scire_resp_grh(skb, grh);
+	ret = scire_sgl_copy(resp->sgl, grh, sizeof(grh), true);
+	if (!ret && pkt->paylen)
+		ret = scire_sgl_copy(resp->sgl,
+				     scire_resp_hdr(skb, pkt->opcode,
+						    SCIRE_H_PAYLOAD),
+				     pkt->paylen, true);
+	scire_sgl_release(resp->sgl);
+	if (ret == -ENOSPC) {
+		if (qp->srq) {
+			resp->rcv_len = 0;
+			scire_resp_complete_err(qp, IB_WC_LOC_LEN_ERR);
+		}
+		return;
+	}
+	if (ret) {
+		resp->rcv_len = 0;
+		scire_resp_fail(qp, 0, pkt->psn, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+
+	cqe.opcode = SCIRE_CQE_OP_RECV;
+	cqe.byte_len = sizeof(grh) + pkt->paylen;
+	cqe.flags = SCIRE_CQE_F_GRH;
+	cqe.src_qp = get_unaligned_be32(&deth->sqp) & SCIRE_QPN_MASK;
+	cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?
+			       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+	if (pkt->mask & SCIRE_M_IMMDT) {
+		struct scire_immdt *immdt;
+
+		immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
+		cqe.flags |= SCIRE_CQE_F_IMM;
+		cqe.imm_data = (__force u32)get_unaligned(&immdt->imm);
+	}
+	scire_resp_complete(qp, &cqe, pkt);
 }
 
 /*
@@ -946,6 +1032,9 @@ static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 		scire_resp_rc(qp, skb);
 	else if (qp->ibqp.qp_type == IB_QPT_UC && transport == SCIRE_OP_UC)
 		scire_resp_uc(qp, skb);
+	else if ((qp->ibqp.qp_type == IB_QPT_UD ||
+		  qp->ibqp.qp_type == IB_QPT_GSI) && transport == SCIRE_OP_UD)
+		scire_resp_ud(qp, skb);
 	else
 		goto drop;
 	consume_skb(skb);

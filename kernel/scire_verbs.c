@@ -74,7 +74,10 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_fast_reg_page_list_len = SCIRE_MAX_MR_PAGES;
 	attr->max_pi_fast_reg_page_list_len = 0;
 	attr->max_mw = SCIRE_MAX_MR;
-	attr->max_ah = 0;
+	attr->max_ah = SCIRE_MAX_AH;
+	attr->max_mcast_grp = SCIRE_MAX_MCG;
+	attr->max_mcast_qp_attach = SCIRE_MAX_MCG_QP;
+	attr->max_total_mcast_qp_attach = SCIRE_MAX_MCG_ATTACH;
 	attr->atomic_cap = IB_ATOMIC_GLOB;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |

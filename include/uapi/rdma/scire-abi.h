@@ -21,7 +21,7 @@
 #include <linux/types.h>
 
 /* uverbs ABI version (ib_device_ops.uverbs_abi_ver); bump on any change here. */
-#define SCIRE_UVERBS_ABI_VERSION	2
+#define SCIRE_UVERBS_ABI_VERSION	3
 
 /*
  * sysfs attribute of every scire ib_device
@@ -272,6 +272,11 @@ enum scire_wqe_flags {
  *		(lkey) it is bound to, range and access.
  * @reg:	REG_MR (kernel only): the struct scire_mr, its new key and
  *		access.
+ * @ud:		UD and GSI QPs (SEND and SEND_IMM only; the message must fit
+ *		the port's active MTU): the address handle's ah_num (struct
+ *		scire_create_ah_resp), the destination QP (0xffffff for a
+ *		multicast GID) and its Q_Key. A Q_Key with the high-order bit
+ *		set stands for the sending QP's own Q_Key (IBA 10.2.5).
  */
 struct scire_send_wqe {
 	__aligned_u64 wr_id;
@@ -308,9 +313,35 @@ struct scire_send_wqe {
 			__u32 key;
 			__u32 access;
 		} reg;
+		struct {
+			__u32 ah_num;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
 		__u8 reserved2[40];
 	};
 	__u8 data[];	/* struct scire_sge[num_sge] or inline data */
+};
+
+/*
+ * UD and GSI receives: the first SCIRE_UD_GRH_LEN bytes of the receive
+ * buffer take the message's GRH as IBA 11.4.1.2 lays it out for RoCE: for
+ * IPv6 the 40-byte IPv6 header; for IPv4, 20 bytes of zeroes and then the
+ * 20-byte IPv4 header (what libibverbs' ibv_create_ah_from_wc() parses).
+ * The CQE's byte_len counts those 40 bytes and flags carry SCIRE_CQE_F_GRH.
+ */
+#define SCIRE_UD_GRH_LEN		40
+
+/*
+ * struct scire_create_ah_resp - UHW response of CREATE_AH.
+ * @ah_num:	what a UD send WQE names the address handle by; valid while
+ *		the AH exists, for QPs of the AH's PD.
+ * @reserved:	0.
+ */
+struct scire_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
 };
 
 /*
