@@ -119,6 +119,7 @@ _Static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32, "create_qp resp");
 _Static_assert(sizeof(struct ib_uverbs_ex_create_qp_resp) == 40, "ex create_qp resp");
 _Static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 16, "create_srq resp");
 _Static_assert(sizeof(struct ib_uverbs_alloc_mw_resp) == 8, "alloc_mw resp");
+_Static_assert(sizeof(struct ib_uverbs_create_ah_resp) == 4, "create_ah resp");
 
 /*
  * A core response followed directly by a driver's UHW response. The kernel
@@ -226,5 +227,24 @@ int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
 		     size_t resp_size);
 int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
+
+/*
+ * Address handles. create_ah sends attr as the core's CREATE_AH request
+ * (no driver input: the kernel judges every field), and fills handle and
+ * context of ah; libibverbs' ibv_create_ah() sets ah->pd afterwards.
+ * resp bytes past sizeof(struct ib_uverbs_create_ah_resp) take the
+ * driver's UHW output.
+ */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
+/* Multicast group membership of a UD QP; no driver payload either way. */
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 
 #endif /* SCIRE_RDMA_CORE_CMD_H */

@@ -2,7 +2,8 @@
 /*
  * libscire: device matching, context and the verbs that are plain commands
  * (query, PD, MR). The data path lives in scire_cq.c (CQs), scire_qp.c
- * (QPs, posting, ibv_wr_*), scire_srq.c (SRQs) and scire_mw.c (windows).
+ * (QPs, posting, ibv_wr_*), scire_srq.c (SRQs) and scire_mw.c (windows);
+ * address handles and multicast in scire_ah.c.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -177,7 +178,9 @@ static void scire_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops scire_ctx_ops = {
 	.alloc_mw = scire_alloc_mw,
 	.alloc_pd = scire_alloc_pd,
+	.attach_mcast = scire_attach_mcast,
 	.bind_mw = scire_bind_mw,
+	.create_ah = scire_create_ah,
 	.create_cq = scire_create_cq,
 	.create_cq_ex = scire_create_cq_ex,
 	.create_qp = scire_create_qp,
@@ -186,9 +189,11 @@ static const struct verbs_context_ops scire_ctx_ops = {
 	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
 	.dereg_mr = scire_dereg_mr,
+	.destroy_ah = scire_destroy_ah,
 	.destroy_cq = scire_destroy_cq,
 	.destroy_qp = scire_destroy_qp,
 	.destroy_srq = scire_destroy_srq,
+	.detach_mcast = scire_detach_mcast,
 	.free_context = scire_free_context,
 	.modify_qp = scire_modify_qp,
 	.modify_srq = scire_modify_srq,

@@ -45,6 +45,8 @@ VERBS_DRV_RESP(scire_create_qp_ex_cmd_resp, ib_uverbs_ex_create_qp_resp,
 	       scire_create_qp_resp);
 VERBS_DRV_RESP(scire_create_srq_cmd_resp, ib_uverbs_create_srq_resp,
 	       scire_create_srq_resp);
+VERBS_DRV_RESP(scire_create_ah_cmd_resp, ib_uverbs_create_ah_resp,
+	       scire_create_ah_resp);
 
 struct scire_device {
 	struct verbs_device vdev;
@@ -89,6 +91,7 @@ struct scire_mw_undo {
  * @start:	sq.prod at ibv_wr_start().
  * @room:	free slots known from the last consumer load.
  * @cur:	the WQE the data setters apply to, or NULL.
+ * @cur_addressed: UD: ibv_wr_set_ud_addr() has addressed cur.
  * @err:	first error of the session; ibv_wr_complete() returns it.
  * @nbinds, @binds: windows whose rkey this session changed, to restore on
  *		discard (capacity sq.num_entries; NULL without BIND_MW).
@@ -97,6 +100,7 @@ struct scire_wr_session {
 	uint32_t start;
 	uint32_t room;
 	struct scire_send_wqe *cur;
+	bool cur_addressed;
 	int err;
 	uint32_t nbinds;
 	struct scire_mw_undo *binds;
@@ -181,6 +185,14 @@ int scire_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int scire_destroy_srq(struct ibv_srq *ibsrq);
 int scire_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
+
+/* scire_ah.c */
+struct ibv_ah *scire_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int scire_destroy_ah(struct ibv_ah *ibah);
+int scire_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		       uint16_t lid);
+int scire_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		       uint16_t lid);
 
 /* scire_mw.c */
 struct ibv_mw *scire_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

@@ -461,6 +461,35 @@ static uint8_t scire_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	 IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |			\
 	 IBV_WC_EX_WITH_DLID_PATH_BITS)
 
+/*
+ * The polling API and the readers of the fields asked for (wc_flags,
+ * checked against SCIRE_CQ_EX_WC_FLAGS). UD receives fill src_qp, slid,
+ * sl and dlid_path_bits; other completions leave them 0.
+ */
+static void scire_cq_ex_set_ops(struct ibv_cq_ex *ex, uint64_t wc_flags)
+{
+	ex->start_poll = scire_start_poll;
+	ex->next_poll = scire_next_poll;
+	ex->end_poll = scire_end_poll;
+	ex->read_opcode = scire_read_opcode;
+	ex->read_vendor_err = scire_read_vendor_err;
+	ex->read_wc_flags = scire_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ex->read_byte_len = scire_read_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		ex->read_imm_data = scire_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ex->read_qp_num = scire_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ex->read_src_qp = scire_read_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		ex->read_slid = scire_read_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		ex->read_sl = scire_read_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ex->read_dlid_path_bits = scire_read_dlid_path_bits;
+}
+
 struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr)
 {
@@ -491,26 +520,7 @@ struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 
 	/* libibverbs runs verbs_init_cq() on the result itself. */
 	ex = &cqx->cq.vcq.cq_ex;
-	ex->start_poll = scire_start_poll;
-	ex->next_poll = scire_next_poll;
-	ex->end_poll = scire_end_poll;
-	ex->read_opcode = scire_read_opcode;
-	ex->read_vendor_err = scire_read_vendor_err;
-	ex->read_wc_flags = scire_read_wc_flags;
-	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
-		ex->read_byte_len = scire_read_byte_len;
-	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
-		ex->read_imm_data = scire_read_imm_data;
-	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
-		ex->read_qp_num = scire_read_qp_num;
-	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
-		ex->read_src_qp = scire_read_src_qp;
-	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
-		ex->read_slid = scire_read_slid;
-	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
-		ex->read_sl = scire_read_sl;
-	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
-		ex->read_dlid_path_bits = scire_read_dlid_path_bits;
+	scire_cq_ex_set_ops(ex, attr->wc_flags);
 	return ex;
 
 err_destroy:

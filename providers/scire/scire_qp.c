@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libscire: queue pairs (RC and UC). The SQ and RQ are rings the kernel
+ * libscire: queue pairs (RC, UC and UD). The SQ and RQ are rings the kernel
  * allocates and we map from the uverbs fd; posting writes WQEs into them
  * (scire_wqe.h) and moves our producer index (scire_ring.h). The kernel
  * learns about new send WQEs from one doorbell per ibv_post_send() call or
@@ -266,6 +266,18 @@ static void scire_wr_start(struct ibv_qp_ex *ibqpx)
 	qp->ex.nbinds = 0;
 }
 
+/*
+ * Last check of the session's current WQE, once no setter can follow: the
+ * encoder's own check, and on a UD QP that ibv_wr_set_ud_addr() gave it a
+ * destination (a WQE without one would name AH 0 and QP 0).
+ */
+static int scire_wr_check_cur(struct scire_qp *qp)
+{
+	if (qp->sq_caps.ud && !qp->ex.cur_addressed)
+		return EINVAL;
+	return scire_wqe_check(qp->ex.cur);
+}
+
 /* Forget every WQE of the session: the slots were never published. */
 static void scire_wr_discard(struct scire_qp *qp)
 {
@@ -285,7 +297,7 @@ static int scire_wr_complete(struct ibv_qp_ex *ibqpx)
 	uint32_t n;
 
 	if (!err && qp->ex.cur)
-		err = scire_wqe_check(qp->ex.cur);
+		err = scire_wr_check_cur(qp);
 	if (!err && scire_qp_state(qp) == IBV_QPS_RESET)
 		err = EINVAL;
 	if (err) {
@@ -330,7 +342,7 @@ static struct scire_send_wqe *scire_wr_begin(struct scire_qp *qp, uint8_t op)
 		return NULL;
 	/* The previous WQE is complete now that no setter can follow. */
 	if (qp->ex.cur) {
-		err = scire_wqe_check(qp->ex.cur);
+		err = scire_wr_check_cur(qp);
 		qp->ex.cur = NULL;
 		if (err) {
 			scire_wr_fail(qp, err);
@@ -357,6 +369,7 @@ static struct scire_send_wqe *scire_wr_begin(struct scire_qp *qp, uint8_t op)
 	qp->sq.prod++;
 	qp->ex.room--;
 	qp->ex.cur = wqe;
+	qp->ex.cur_addressed = false;
 	return wqe;
 }
 
@@ -494,6 +507,28 @@ static struct scire_send_wqe *scire_wr_cur(struct scire_qp *qp)
 	return qp->ex.cur;
 }
 
+static void scire_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct scire_qp *qp = to_scire_qp_ex(ibqpx);
+	struct scire_send_wqe *wqe = scire_wr_cur(qp);
+	int err;
+
+	if (!wqe)
+		return;
+	/* Connected QPs have their destination in the QP context. */
+	if (!qp->sq_caps.ud) {
+		scire_wr_fail(qp, EINVAL);
+		return;
+	}
+	err = scire_wqe_set_ud(wqe, ah, remote_qpn, remote_qkey);
+	if (err) {
+		scire_wr_fail(qp, err);
+		return;
+	}
+	qp->ex.cur_addressed = true;
+}
+
 static void scire_wr_set_sge_list(struct ibv_qp_ex *ibqpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -590,6 +625,11 @@ static int scire_qp_ex_init(struct scire_qp *qp, uint64_t ops)
 	if (ops & IBV_QP_EX_WITH_BIND_MW)
 		x->wr_bind_mw = scire_wr_bind_mw;
 
+	/*
+	 * On every QP: libibverbs calls it unchecked, and on a connected QP
+	 * the session then fails with EINVAL instead of calling NULL.
+	 */
+	x->wr_set_ud_addr = scire_wr_set_ud_addr;
 	x->wr_set_sge = scire_wr_set_sge;
 	x->wr_set_sge_list = scire_wr_set_sge_list;
 	x->wr_set_inline_data = scire_wr_set_inline_data;
@@ -604,12 +644,12 @@ static int scire_qp_ex_init(struct scire_qp *qp, uint64_t ops)
 
 static bool scire_qp_type_ok(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
 }
 
 /*
- * RC and UC QPs need both CQs; libibverbs would dereference a NULL one
- * while building the command, so say EINVAL first.
+ * Every QP type scire offers needs both CQs; libibverbs would dereference
+ * a NULL one while building the command, so say EINVAL first.
  */
 static bool scire_qp_cqs_ok(const struct ibv_cq *send_cq,
 			    const struct ibv_cq *recv_cq)
@@ -650,6 +690,7 @@ static int scire_qp_setup(struct scire_context *ctx, struct scire_qp *qp,
 	qp->sq_caps.max_sge = resp->max_send_sge;
 	qp->sq_caps.max_inline = resp->max_inline_data;
 	qp->sq_caps.uc = qp->vqp.qp.qp_type == IBV_QPT_UC;
+	qp->sq_caps.ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
 
 	/* With an SRQ the kernel maps no RQ: receives go to the SRQ. */
 	if (qp->vqp.qp.srq)
@@ -679,7 +720,7 @@ struct ibv_qp *scire_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct scire_qp *qp;
 	int ret;
 
-	/* scire's WQEs carry no address vector: no UD from user space. */
+	/* No XRC or raw packet QPs; QP1 is the kernel's own. */
 	if (!scire_qp_type_ok(attr->qp_type)) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -722,7 +763,8 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 {
 	struct scire_context *ctx = to_scire_ctx(ibctx);
 	struct scire_create_qp_ex_cmd_resp resp = {};
-	struct scire_sq_caps caps = { .uc = attr->qp_type == IBV_QPT_UC };
+	struct scire_sq_caps caps = { .uc = attr->qp_type == IBV_QPT_UC,
+				      .ud = attr->qp_type == IBV_QPT_UD };
 	uint64_t ops = 0;
 	struct scire_qp *qp;
 	int ret;

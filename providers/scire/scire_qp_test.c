@@ -12,6 +12,7 @@
  */
 #include "scire_qp.c"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -105,7 +106,8 @@ static void qp_setup(enum ibv_qp_type type, uint64_t send_ops)
 	qp.sq.max_inline = 64;
 	pthread_spin_init(&qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
 	qp.sq_caps = (struct scire_sq_caps){ .max_sge = 4, .max_inline = 64,
-					     .uc = type == IBV_QPT_UC };
+					     .uc = type == IBV_QPT_UC,
+					     .ud = type == IBV_QPT_UD };
 
 	qp.rq.ring = ring_alloc(RQ_ENTRIES, RQ_WQE_SIZE);
 	qp.rq.num_entries = RQ_ENTRIES;
@@ -416,9 +418,137 @@ static void test_wr_bind_undo(void)
 	CHECK_EQ(producer(&qp.sq), 2);
 }
 
+/* ---- UD ------------------------------------------------------------------------ */
+
+static void test_ud_post_send(void)
+{
+	struct scire_ah ah1 = { .ah_num = 7 }, ah2 = { .ah_num = 8 };
+	char small[5] = "ping";
+	struct ibv_sge sge = { .addr = 0x1000, .length = 256, .lkey = 1 };
+	struct ibv_sge isge = { .addr = (uintptr_t)small, .length = sizeof(small) };
+	struct ibv_send_wr wr[3] = {
+		{ .wr_id = 1, .next = &wr[1], .sg_list = &sge, .num_sge = 1,
+		  .opcode = IBV_WR_SEND,
+		  .wr.ud = { .ah = &ah1.ibah, .remote_qpn = 0x12, .remote_qkey = 0x111 } },
+		{ .wr_id = 2, .next = &wr[2], .sg_list = &isge, .num_sge = 1,
+		  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
+		  .imm_data = htonl(0xfeed),
+		  .wr.ud = { .ah = &ah2.ibah, .remote_qpn = 0xffffff, .remote_qkey = 0x222 } },
+		{ .wr_id = 3, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		  .wr.rdma = { 0x2000, 5 } },
+	};
+	struct ibv_send_wr *bad = NULL;
+
+	qp_setup(IBV_QPT_UD, 0);
+	/* Two sends go in; the WRITE is refused: UD carries sends only. */
+	CHECK_EQ(scire_post_send(&qp.vqp.qp, wr, &bad), EINVAL);
+	CHECK(bad == &wr[2], "bad_wr is wr[%td], want wr[2]", bad - wr);
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(db.calls, 1);
+	check_sq_doorbell();
+	CHECK_EQ(sq_wqe(0)->opcode, SCIRE_WQE_OP_SEND);
+	CHECK_EQ(sq_wqe(0)->ud.ah_num, 7);
+	CHECK_EQ(sq_wqe(0)->ud.remote_qpn, 0x12);
+	CHECK_EQ(sq_wqe(0)->ud.remote_qkey, 0x111);
+	CHECK_EQ(sq_wqe(1)->opcode, SCIRE_WQE_OP_SEND_IMM);
+	CHECK_EQ(sq_wqe(1)->imm_data, htonl(0xfeed));
+	CHECK_EQ(sq_wqe(1)->ud.ah_num, 8);
+	CHECK_EQ(sq_wqe(1)->ud.remote_qpn, 0xffffff);
+	CHECK_EQ(sq_wqe(1)->ud.remote_qkey, 0x222);
+	CHECK_EQ(sq_wqe(1)->flags, SCIRE_WQE_F_INLINE);
+	CHECK_EQ(sq_wqe(1)->inline_len, sizeof(small));
+	CHECK(memcmp(sq_wqe(1)->data, small, sizeof(small)) == 0, "UD inline bytes");
+
+	/* A UD send without an AH. */
+	wr[0].next = NULL;
+	wr[0].wr.ud.ah = NULL;
+	CHECK_EQ(scire_post_send(&qp.vqp.qp, wr, &bad), EINVAL);
+	CHECK(bad == &wr[0], "bad_wr is not the first WR");
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(db.calls, 1);
+}
+
+static void test_ud_wr_session(void)
+{
+	struct scire_ah ah = { .ah_num = 0x44 };
+	struct ibv_qp_ex *x;
+	const char msg[] = "datagram";
+
+	qp_setup(IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
+	x = &qp.vqp.qp_ex;
+	CHECK(x->wr_set_ud_addr != NULL, "no wr_set_ud_addr");
+
+	ibv_wr_start(x);
+	x->wr_id = 200;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, &ah.ibah, 0x99, 0x1234);
+	ibv_wr_set_sge(x, 3, 0x5000, 100);
+	x->wr_id = 201;
+	x->wr_flags = 0;
+	ibv_wr_send_imm(x, htonl(77));
+	ibv_wr_set_inline_data(x, (void *)msg, sizeof(msg));
+	ibv_wr_set_ud_addr(x, &ah.ibah, 0xffffff, 0x5678);	/* after the data: as good */
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(db.calls, 1);
+	CHECK_EQ(sq_wqe(0)->wr_id, 200);
+	CHECK_EQ(sq_wqe(0)->ud.ah_num, 0x44);
+	CHECK_EQ(sq_wqe(0)->ud.remote_qpn, 0x99);
+	CHECK_EQ(sq_wqe(0)->ud.remote_qkey, 0x1234);
+	CHECK_EQ(sq_wqe(0)->num_sge, 1);
+	CHECK_EQ(sq_wqe(1)->opcode, SCIRE_WQE_OP_SEND_IMM);
+	CHECK_EQ(sq_wqe(1)->imm_data, htonl(77));
+	CHECK_EQ(sq_wqe(1)->ud.remote_qpn, 0xffffff);
+	CHECK_EQ(sq_wqe(1)->ud.remote_qkey, 0x5678);
+	CHECK_EQ(sq_wqe(1)->inline_len, sizeof(msg));
+
+	/* A UD WQE that was never addressed fails the session. */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, &ah.ibah, 0x99, 0x1234);
+	ibv_wr_set_sge(x, 3, 0x5000, 100);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 3, 0x5000, 100);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(db.calls, 1);
+
+	/* ... also when it is not the last one. */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, &ah.ibah, 0x99, 0x1234);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(producer(&qp.sq), 2);
+
+	/* No AH, a 25-bit QPN. */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, NULL, 0x99, 0x1234);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, &ah.ibah, 0x1000000, 0x1234);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(db.calls, 1);
+
+	/* An RC QP has no use for an address: the session fails. */
+	qp_setup(IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+	x = &qp.vqp.qp_ex;
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, &ah.ibah, 0x99, 0x1234);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(producer(&qp.sq), 0);
+	CHECK_EQ(db.calls, 0);
+}
+
 static void test_send_ops_flags(void)
 {
 	const struct scire_sq_caps rc = { .uc = false }, uc = { .uc = true };
+	const struct scire_sq_caps ud = { .ud = true };
 	uint64_t all_rc = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 			  IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |
 			  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -433,6 +563,8 @@ static void test_send_ops_flags(void)
 
 	CHECK_EQ(scire_send_ops_supported(&rc), all_rc);
 	CHECK_EQ(scire_send_ops_supported(&uc), uc_only);
+	CHECK_EQ(scire_send_ops_supported(&ud),
+		 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
 }
 
 int main(void)
@@ -444,6 +576,8 @@ int main(void)
 	test_post_recv();
 	test_wr_session();
 	test_wr_bind_undo();
+	test_ud_post_send();
+	test_ud_wr_session();
 	test_send_ops_flags();
 
 	if (failures) {

@@ -52,6 +52,7 @@ enum scire_op_prop {
 	SCIRE_OPP_IMM		= 1 << 6,	/* imm_data: immediate data */
 	SCIRE_OPP_INV		= 1 << 7,	/* imm_data: an rkey to invalidate */
 	SCIRE_OPP_BIND		= 1 << 8,	/* bind: a memory window bind */
+	SCIRE_OPP_UD		= 1 << 9,	/* valid on UD as well */
 };
 
 struct scire_op_info {
@@ -62,17 +63,21 @@ struct scire_op_info {
 /*
  * The one table of send opcode properties. UC has no READ, atomics or
  * Send with Invalidate: the BTH has those opcodes for RC only (IBA 9.2).
+ * A UD QP posts SEND and SEND with immediate only: a datagram carries no
+ * RDMA, atomic or invalidate operation, and windows and local
+ * invalidation belong to the connected service types.
  * Returns NULL for an opcode out of range.
  */
 static inline const struct scire_op_info *scire_op_info(unsigned int op)
 {
 	static const struct scire_op_info info[SCIRE_WQE_OP_MAX] = {
 		[SCIRE_WQE_OP_SEND] = {
-			SCIRE_OPP_USER | SCIRE_OPP_UC | SCIRE_OPP_GATHER,
+			SCIRE_OPP_USER | SCIRE_OPP_UC | SCIRE_OPP_UD |
+			SCIRE_OPP_GATHER,
 			IBV_QP_EX_WITH_SEND },
 		[SCIRE_WQE_OP_SEND_IMM] = {
-			SCIRE_OPP_USER | SCIRE_OPP_UC | SCIRE_OPP_GATHER |
-			SCIRE_OPP_IMM,
+			SCIRE_OPP_USER | SCIRE_OPP_UC | SCIRE_OPP_UD |
+			SCIRE_OPP_GATHER | SCIRE_OPP_IMM,
 			IBV_QP_EX_WITH_SEND_WITH_IMM },
 		[SCIRE_WQE_OP_SEND_INV] = {
 			SCIRE_OPP_USER | SCIRE_OPP_GATHER | SCIRE_OPP_INV,
@@ -137,6 +142,7 @@ struct scire_sq_caps {
 	uint32_t max_sge;	/* SGEs per WQE, <= 255 (num_sge is a byte) */
 	uint32_t max_inline;	/* inline bytes per WQE */
 	bool uc;		/* a UC QP: RC-only opcodes are refused */
+	bool ud;		/* a UD QP: sends only, each with an address */
 };
 
 /* Can a QP with these caps post WQE opcode op at all? */
@@ -147,7 +153,44 @@ static inline bool scire_op_allowed(const struct scire_sq_caps *caps,
 
 	if (!info || !(info->props & SCIRE_OPP_USER))
 		return false;
+	if (caps->ud)
+		return (info->props & SCIRE_OPP_UD) != 0;
 	return !caps->uc || (info->props & SCIRE_OPP_UC);
+}
+
+/*
+ * An address handle as the provider keeps it: a UD WQE names its
+ * destination by the kernel's ah_num, not by libibverbs' handle.
+ */
+struct scire_ah {
+	struct ibv_ah ibah;
+	uint32_t ah_num;	/* struct scire_create_ah_resp.ah_num */
+};
+
+static inline struct scire_ah *to_scire_ah(struct ibv_ah *ibah)
+{
+	return (struct scire_ah *)((char *)ibah - offsetof(struct scire_ah, ibah));
+}
+
+/* QP numbers are 24 bits (BTH DestQP); 0xffffff is the multicast QPN. */
+#define SCIRE_QPN_MASK		0xffffffU
+
+/*
+ * Address a UD WQE: the AH, the destination QP and its Q_Key. The Q_Key
+ * goes as given: one with the high-order bit set asks the kernel for the
+ * sending QP's own Q_Key (IBA 10.2.5). EINVAL without an AH or with a QP
+ * number wider than 24 bits.
+ */
+static inline int scire_wqe_set_ud(struct scire_send_wqe *wqe, struct ibv_ah *ah,
+				   uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	if (!ah || (remote_qpn & ~SCIRE_QPN_MASK))
+		return EINVAL;
+	wqe->ud.ah_num = to_scire_ah(ah)->ah_num;
+	wqe->ud.remote_qpn = remote_qpn;
+	wqe->ud.remote_qkey = remote_qkey;
+	wqe->ud.reserved = 0;
+	return 0;
 }
 
 /*
@@ -338,6 +381,12 @@ static inline int scire_wqe_from_send_wr(struct scire_send_wqe *wqe,
 	if (props & SCIRE_OPP_BIND) {
 		ret = scire_wqe_set_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
 					 &wr->bind_mw.bind_info);
+		if (ret)
+			return ret;
+	}
+	if (caps->ud) {
+		ret = scire_wqe_set_ud(wqe, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+				       wr->wr.ud.remote_qkey);
 		if (ret)
 			return ret;
 	}

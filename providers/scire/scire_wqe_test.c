@@ -333,6 +333,89 @@ static void test_bad_requests(void)
 	CHECK(!scire_op_allowed(&rc_caps, SCIRE_WQE_OP_MAX), "opcode MAX allowed");
 }
 
+static void test_ud(void)
+{
+	static const struct scire_sq_caps ud_caps = { .max_sge = 4, .max_inline = 64,
+						      .ud = true };
+	struct scire_ah ah = { .ah_num = 0x1234 };
+	uint8_t data[16];
+	struct ibv_sge sge = { .addr = 0x6000, .length = 1024, .lkey = 0x31 };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x55, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = &ah.ibah, .remote_qpn = 0xabcdef,
+			   .remote_qkey = 0x11223344 },
+	};
+	static const enum ibv_wr_opcode not_ud[] = {
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
+	};
+	size_t i;
+
+	CHECK_EQ(encode(&ud_caps, &wr), 0);
+	CHECK_EQ(u64_at(slot.b, 0), 0x55);
+	CHECK_EQ(u8_at(slot.b, 8), 0);				/* SEND */
+	CHECK_EQ(u8_at(slot.b, 9), 1);				/* SIGNALED */
+	CHECK_EQ(u8_at(slot.b, 10), 1);
+	CHECK_EQ(u32_at(slot.b, 24), 0x1234);			/* ud.ah_num */
+	CHECK_EQ(u32_at(slot.b, 28), 0xabcdef);			/* ud.remote_qpn */
+	CHECK_EQ(u32_at(slot.b, 32), 0x11223344);		/* ud.remote_qkey */
+	CHECK_EQ(u32_at(slot.b, 36), 0);			/* ud.reserved */
+	CHECK_EQ(u64_at(slot.b, 40), 0);			/* rest of the union */
+	CHECK_EQ(u64_at(slot.b, 48), 0);
+	CHECK_EQ(u64_at(slot.b, 56), 0);
+	CHECK_EQ(u64_at(slot.b, 64), 0x6000);
+	check_reserved();
+
+	/* Immediate data, the multicast QPN, a "use my own Q_Key" Q_Key. */
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.imm_data = htonl(0xa1b2c3d4);
+	wr.wr.ud.remote_qpn = 0xffffff;
+	wr.wr.ud.remote_qkey = 0x80000000;
+	CHECK_EQ(encode(&ud_caps, &wr), 0);
+	CHECK_EQ(u8_at(slot.b, 8), 1);				/* SEND_IMM */
+	CHECK_EQ(u32_at(slot.b, 16), htonl(0xa1b2c3d4));
+	CHECK_EQ(u32_at(slot.b, 28), 0xffffff);
+	CHECK_EQ(u32_at(slot.b, 32), 0x80000000);		/* passed on as given */
+
+	/* Inline data, as on RC. */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(0x40 + i);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)data, .length = sizeof(data) };
+	wr.send_flags = IBV_SEND_INLINE;
+	CHECK_EQ(encode(&ud_caps, &wr), 0);
+	CHECK_EQ(u8_at(slot.b, 9), 4);				/* INLINE */
+	CHECK_EQ(u32_at(slot.b, 12), sizeof(data));
+	CHECK_EQ(u32_at(slot.b, 24), 0x1234);
+	CHECK(memcmp(slot.b + 64, data, sizeof(data)) == 0, "UD inline bytes");
+	wr.send_flags = 0;
+
+	/* No AH, or a QP number wider than 24 bits. */
+	wr.wr.ud.ah = NULL;
+	CHECK_EQ(encode(&ud_caps, &wr), EINVAL);
+	wr.wr.ud.ah = &ah.ibah;
+	wr.wr.ud.remote_qpn = 0x1000000;
+	CHECK_EQ(encode(&ud_caps, &wr), EINVAL);
+	wr.wr.ud.remote_qpn = 2;
+
+	/* A datagram carries sends only. */
+	for (i = 0; i < sizeof(not_ud) / sizeof(not_ud[0]); i++) {
+		wr.opcode = not_ud[i];
+		CHECK(encode(&ud_caps, &wr) == EINVAL, "opcode %d accepted on UD",
+		      not_ud[i]);
+	}
+	CHECK(scire_op_allowed(&ud_caps, SCIRE_WQE_OP_SEND), "UD SEND refused");
+	CHECK(scire_op_allowed(&ud_caps, SCIRE_WQE_OP_SEND_IMM), "UD SEND_IMM refused");
+	CHECK(!scire_op_allowed(&ud_caps, SCIRE_WQE_OP_RDMA_WRITE), "UD WRITE allowed");
+
+	/* RC ignores wr.ud: the union stays zero for a SEND. */
+	wr.opcode = IBV_WR_SEND;
+	CHECK_EQ(encode(&rc_caps, &wr), 0);
+	CHECK_EQ(u64_at(slot.b, 24), 0);
+	CHECK_EQ(u64_at(slot.b, 32), 0);
+}
+
 static void test_recv(void)
 {
 	union {
@@ -420,6 +503,7 @@ int main(void)
 	test_bind_mw();
 	test_inline();
 	test_bad_requests();
+	test_ud();
 	test_recv();
 	test_ring();
 
