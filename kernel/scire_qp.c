@@ -56,6 +56,7 @@
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)
 
 static void scire_qp_work(struct work_struct *work);
+static bool scire_qp_run(struct scire_qp *qp, bool wait);
 
 /* Bytes of a ring mapping: the head, then num_entries slots. */
 static size_t scire_wq_ring_size(const struct scire_wq *wq)
@@ -372,8 +373,11 @@ void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 /**
  * scire_qp_doorbell() - user space posted to a QP's rings.
  * @qp: a user QP.
- * @flags: enum scire_doorbell_flags. SCIRE_DOORBELL_SQ: new SQ WQEs, the
- *	   work item runs the requester (in RTS/SQD) or flushes them (ERR).
+ * @flags: enum scire_doorbell_flags. SCIRE_DOORBELL_SQ: new SQ WQEs; the
+ *	   requester runs at once in the caller's context (in RTS/SQD) or
+ *	   they are flushed (ERR, SQE), unless the QP's work item is busy
+ *	   with the QP, which then does it. So a datagram, or anything a
+ *	   peer answers in time, has often completed when this returns.
  *	   SCIRE_DOORBELL_RQ: new RQ WQEs; in ERR they are flushed, in other
  *	   states they wait for incoming messages and need no doorbell.
  *
@@ -393,7 +397,7 @@ int scire_qp_doorbell(struct scire_qp *qp, u32 flags)
 		set_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
 		scire_qp_kick(qp);
 	}
-	if (flags & SCIRE_DOORBELL_SQ)
+	if ((flags & SCIRE_DOORBELL_SQ) && scire_qp_run(qp, false))
 		scire_qp_kick(qp);
 	return 0;
 }
@@ -546,13 +550,16 @@ static void scire_qp_flush(struct scire_qp *qp)
 }
 
 /*
- * The QP's one execution context. Serialised with itself by the workqueue
- * and with modify_qp by work_mutex; the requester, completer and responder
- * state is touched nowhere else while the QP is out of RESET.
+ * One run of the QP's execution context: received packets, completer
+ * timers, requester. It runs in the QP's work item, or inline in a user
+ * doorbell when nothing else runs it (@wait false: give up if work_mutex
+ * is taken; the work item, kicked, then does it). work_mutex serialises
+ * runs with each other and with modify_qp; the requester, completer and
+ * responder state is touched nowhere else while the QP is out of RESET.
+ * Return: true if the run left work and the work item must run again.
  */
-static void scire_qp_work(struct work_struct *work)
+static bool scire_qp_run(struct scire_qp *qp, bool wait)
 {
-	struct scire_qp *qp = container_of(work, struct scire_qp, work);
 	unsigned int budget = SCIRE_QP_RX_BUDGET;
 	enum ib_qp_state state;
 	struct sk_buff *skb;
@@ -566,7 +573,12 @@ static void scire_qp_work(struct work_struct *work)
 	 * I/O reclaim, or the worker could wait on itself.
 	 */
 	noio = memalloc_noio_save();
-	mutex_lock(&qp->work_mutex);
+	if (!wait && !mutex_trylock(&qp->work_mutex)) {
+		memalloc_noio_restore(noio);
+		return true;
+	}
+	if (wait)
+		mutex_lock(&qp->work_mutex);
 	state = READ_ONCE(qp->state);
 	switch (state) {
 	case IB_QPS_ERR:
@@ -609,7 +621,14 @@ static void scire_qp_work(struct work_struct *work)
 out:
 	mutex_unlock(&qp->work_mutex);
 	memalloc_noio_restore(noio);
-	if (more)
+	return more;
+}
+
+static void scire_qp_work(struct work_struct *work)
+{
+	struct scire_qp *qp = container_of(work, struct scire_qp, work);
+
+	if (scire_qp_run(qp, true))
 		scire_qp_kick(qp);
 }
 
