@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * scire_integrity -d DEV [-g GIDIDX] [-m MTU] [-n OPS] [-s SEED] [-a API]
- *                 [-M MAXLEN] [-k KIND,...] [-w] [-R] [-v]
+ * scire_integrity -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-m MTU] [-n OPS]
+ *                 [-s SEED] [-a API] [-M MAXLEN] [-k KIND,...] [-w] [-R] [-v]
  *
  * RC data integrity: two RC QPs of DEV, A and B, connected to each other
  * through DEV's RoCEv2 GID GIDIDX (default: the first IPv4-mapped one) with
@@ -15,6 +15,15 @@
  * invalidate it with SEND_WITH_INV or LOCAL_INV, and check that an
  * RDMA_WRITE with the invalidated rkey fails with IBV_WC_REM_ACCESS_ERR
  * and changes nothing (the QPs are then reset and reconnected).
+ *
+ * With -D, QP B lives on DEV2 instead (GID index GIDIDX2, default again
+ * the first IPv4-mapped RoCEv2 GID), with its own context, PD, CQs and
+ * MRs, so the two QPs talk across the wire (e.g. rxe on one veth end and
+ * scire on the other; one process can open both whatever its namespace).
+ * Each QP's AV points at the other device's GID; the path MTU defaults to
+ * the smaller active MTU of the two ports, and SGE and inline limits are
+ * the smaller of the two devices'. A window is bound in the PD of the MR
+ * it covers.
  *
  * Sizes run from 0 to MAXLEN (default 1 MiB), biased to the edges (0, 1,
  * MTU-1, MTU, MTU+1, multiples of the MTU, the inline limit); local and
@@ -136,6 +145,10 @@ struct fifo {
 
 struct side {
 	char name;
+	const char *dev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;		/* sides of one device share ctx and pd */
+	struct t_path path;		/* this side's own GID and its index */
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx;
 	struct ibv_cq *scq, *rcq;
@@ -187,6 +200,8 @@ struct wr {
 static struct {
 	const char *dev;
 	int gid_index;
+	const char *dev2;		/* -D: QP B's device */
+	int gid_index2;
 	int mtu_bytes;
 	long nops;
 	uint32_t seed;
@@ -197,11 +212,9 @@ static struct {
 	int verbose;
 	unsigned int kinds;		/* -k: bit per enum kind, 0 = all */
 	int rxe_quirks;			/* -R */
-} opt = { .gid_index = -1, .nops = 400, .api = API_MIX, .max_len = 1 << 20 };
+} opt = { .gid_index = -1, .gid_index2 = -1, .nops = 400, .api = API_MIX, .max_len = 1 << 20 };
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct t_path path;
+static enum ibv_mtu path_mtu;
 static struct side sides[2];
 static uint8_t *guard;
 static size_t area_len;
@@ -218,7 +231,7 @@ static const char *api_name(enum api api)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d DEV [-g GIDIDX] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-w] [-v]\n",
+		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-w] [-v]\n",
 		argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -250,10 +263,12 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:m:n:s:a:M:k:Rwv")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:m:n:s:a:M:k:Rwv")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gid_index = atoi(optarg); break;
+		case 'D': opt.dev2 = optarg; break;
+		case 'G': opt.gid_index2 = atoi(optarg); break;
 		case 'm': opt.mtu_bytes = atoi(optarg); break;
 		case 'n': opt.nops = atol(optarg); break;
 		case 's':
@@ -278,7 +293,7 @@ static void parse_args(int argc, char **argv)
 		default: usage(argv[0]);
 		}
 	}
-	if (!opt.dev || optind != argc || opt.nops < 1 || opt.max_len < 8 ||
+	if (!opt.dev || optind != argc || (opt.gid_index2 >= 0 && !opt.dev2) || opt.nops < 1 || opt.max_len < 8 ||
 	    opt.max_len > (1U << 30))
 		usage(argv[0]);
 	if (!opt.seed_given)
@@ -350,11 +365,11 @@ static void setup_memory(void)
 			sd->dst[k] = mem + (2 * k + 1) * area_len;
 			t_rand_fill(sd->src[k], area_len);
 			memcpy(sd->dst[k], guard, area_len);
-			sd->src_mr[k] = ibv_reg_mr(pd, sd->src[k], area_len, access);
-			sd->dst_mr[k] = ibv_reg_mr(pd, sd->dst[k], area_len, access);
+			sd->src_mr[k] = ibv_reg_mr(sd->pd, sd->src[k], area_len, access);
+			sd->dst_mr[k] = ibv_reg_mr(sd->pd, sd->dst[k], area_len, access);
 			if (!sd->src_mr[k] || !sd->dst_mr[k])
-				t_fatal("reg_mr of %zu bytes, access %#x: %s%s", area_len,
-					access, t_errname(errno),
+				t_fatal("reg_mr on %s of %zu bytes, access %#x: %s%s", sd->dev,
+					area_len, access, t_errname(errno),
 					errno == ENOMEM ? " (RLIMIT_MEMLOCK?)" : "");
 		}
 	}
@@ -377,7 +392,7 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.pd = pd,
+		.pd = sd->pd,
 	};
 	struct ibv_qp *qp;
 
@@ -393,13 +408,15 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 			a.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
 					    IBV_QP_EX_WITH_SEND_WITH_INV;
 	}
-	qp = ibv_create_qp_ex(ctx, &a);
+	qp = ibv_create_qp_ex(sd->ctx, &a);
 	if (!qp)
 		return NULL;
 	if (a.cap.max_inline_data < (uint32_t)inline_want)
-		t_fatal("create_qp: asked for max_inline_data %d, got %u", inline_want,
-			a.cap.max_inline_data);
-	max_inline = a.cap.max_inline_data;
+		t_fatal("create_qp on %s: asked for max_inline_data %d, got %u", sd->dev,
+			inline_want, a.cap.max_inline_data);
+	/* Both QPs must take what either sends inline: the smaller limit. */
+	if (sd == &sides[0] || a.cap.max_inline_data < (uint32_t)max_inline)
+		max_inline = a.cap.max_inline_data;
 	if (opt.api != API_POST) {
 		sd->qpx = ibv_qp_to_qp_ex(qp);
 		if (!sd->qpx)
@@ -408,24 +425,63 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 	return qp;
 }
 
+/*
+ * Connect the QPs with random initial PSNs, each QP's AV aimed at the
+ * other side's GID from its own GID index (the same GID on one device).
+ */
+static void connect_qps(void)
+{
+	struct t_path to[2];
+	uint32_t ab = t_rand64() & 0xffffff, ba = t_rand64() & 0xffffff;
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		to[s] = sides[s].path;
+		to[s].gid = sides[!s].path.gid;
+		to[s].mtu = path_mtu;
+	}
+	t_rc_connect(sides[0].qp, sides[1].qp->qp_num, ba, ab, &to[0]);
+	t_rc_connect(sides[1].qp, sides[0].qp->qp_num, ab, ba, &to[1]);
+}
+
+/* Limits both devices honour: what either QP may be asked to do. */
+static void query_limits(void)
+{
+	struct ibv_device_attr attr;
+	int s, ret;
+
+	max_sge = MAX_SGE;
+	max_rd_sge = MAX_SGE;
+	for (s = 0; s < 2; s++) {
+		struct side *sd = &sides[s];
+
+		if (s && sd->ctx == sides[0].ctx)
+			break;
+		ret = ibv_query_device(sd->ctx, &attr);
+		if (ret)
+			t_fatal("ibv_query_device(%s): %s", sd->dev, t_errname(ret));
+		if (attr.max_sge < max_sge)
+			max_sge = attr.max_sge;
+		if (attr.max_sge_rd < max_rd_sge)
+			max_rd_sge = attr.max_sge_rd;
+		if (max_rd_sge > max_sge)
+			max_rd_sge = max_sge;
+		if (max_sge < 1 || max_rd_sge < 1)
+			t_fatal("%s: max_sge %d, max_sge_rd %d: need at least 1", sd->dev,
+				attr.max_sge, attr.max_sge_rd);
+		if (attr.atomic_cap == IBV_ATOMIC_NONE)
+			t_fatal("%s: atomic_cap is IBV_ATOMIC_NONE: atomics are part of this test",
+				sd->dev);
+	}
+}
+
 static void setup_qps(void)
 {
 	static const int inline_try[] = { 256, 64, 0 };
-	int inline_want = -1;
-	struct ibv_device_attr attr;
-	int s, i, ret;
+	int first = 0;
+	int s, i;
 
-	ret = ibv_query_device(ctx, &attr);
-	if (ret)
-		t_fatal("ibv_query_device: %s", t_errname(ret));
-	max_sge = attr.max_sge < MAX_SGE ? attr.max_sge : MAX_SGE;
-	max_rd_sge = attr.max_sge_rd < max_sge ? attr.max_sge_rd : max_sge;
-	if (max_sge < 1 || max_rd_sge < 1)
-		t_fatal("device max_sge %d, max_sge_rd %d: need at least 1", attr.max_sge,
-			attr.max_sge_rd);
-	if (attr.atomic_cap == IBV_ATOMIC_NONE)
-		t_fatal("device atomic_cap is IBV_ATOMIC_NONE: atomics are part of this test");
-
+	query_limits();
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
 
@@ -434,25 +490,27 @@ static void setup_qps(void)
 		snprintf(sd->rname, sizeof(sd->rname), "%c recv CQ", sd->name);
 		sd->sexp.name = sd->sname;
 		sd->rexp.name = sd->rname;
-		sd->scq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
-		sd->rcq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
+		sd->scq = ibv_create_cq(sd->ctx, CQ_DEPTH, NULL, NULL, 0);
+		sd->rcq = ibv_create_cq(sd->ctx, CQ_DEPTH, NULL, NULL, 0);
 		if (!sd->scq || !sd->rcq)
-			t_fatal("create_cq %d: %s", CQ_DEPTH, t_errname(errno));
-		/* Inline support is optional: take the largest offered. */
-		for (i = 0; i < 3; i++) {
+			t_fatal("create_cq %d on %s: %s", CQ_DEPTH, sd->dev, t_errname(errno));
+		/*
+		 * Inline support is optional: take the largest offered. QP B
+		 * starts from what A got; only another device may offer less.
+		 */
+		for (i = first; i < 3; i++) {
 			errno = 0;
-			sd->qp = create_qp(sd, inline_want >= 0 ? inline_want : inline_try[i]);
-			if (sd->qp || errno != EINVAL || inline_want >= 0)
+			sd->qp = create_qp(sd, inline_try[i]);
+			if (sd->qp || errno != EINVAL || (s && sd->ctx == sides[0].ctx))
 				break;
 		}
-		if (sd->qp && inline_want < 0)
-			inline_want = inline_try[i];
 		if (!sd->qp)
-			t_fatal("create RC QP (%d send/recv WRs, %d SGEs, %s): %s", SQ_DEPTH,
-				max_sge, opt.api == API_POST ? "ibv_create_qp_ex" :
+			t_fatal("create RC QP on %s (%d send/recv WRs, %d SGEs, %s): %s", sd->dev,
+				SQ_DEPTH, max_sge, opt.api == API_POST ? "ibv_create_qp_ex" :
 				"ibv_create_qp_ex with send_ops_flags", t_errname(errno));
+		first = i;
 	}
-	t_rc_connect_pair(sides[0].qp, sides[1].qp, &path);
+	connect_qps();
 }
 
 /* --- planning ---------------------------------------------------------------- */
@@ -1408,7 +1466,7 @@ static void recover_qps(void)
 	struct ibv_wc wc;
 	int s, q;
 
-	t_rc_connect_pair(sides[0].qp, sides[1].qp, &path);
+	connect_qps();
 	for (s = 0; s < 2; s++) {
 		for (q = 0; q < 2; q++) {
 			struct ibv_cq *cq = q ? sides[s].rcq : sides[s].scq;
@@ -1451,9 +1509,10 @@ static void run_mw(int id)
 	op.api = pick_api();
 	op_count[K_MW]++;
 
-	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	/* T's QP binds it to T's MR: the window belongs to that MR's PD. */
+	mw = ibv_alloc_mw(t->pd, IBV_MW_TYPE_2);
 	if (!mw)
-		t_fatal("ibv_alloc_mw(IBV_MW_TYPE_2): %s", t_errname(errno));
+		t_fatal("ibv_alloc_mw(IBV_MW_TYPE_2) on %s: %s", t->dev, t_errname(errno));
 	rkey = ibv_inc_rkey(mw->rkey);
 
 	/* The window, and what R writes and reads inside it. */
@@ -1611,10 +1670,54 @@ static void teardown(void)
 				t_fail("dereg_mr: %s", t_errname(ret));
 		}
 	}
-	if ((ret = ibv_dealloc_pd(pd)))
-		t_fail("dealloc_pd: %s", t_errname(ret));
-	if ((ret = ibv_close_device(ctx)))
-		t_fail("close_device: %s", t_errname(ret));
+	for (s = 0; s < 2; s++) {
+		struct side *sd = &sides[s];
+
+		if (s && sd->ctx == sides[0].ctx)
+			break;
+		if ((ret = ibv_dealloc_pd(sd->pd)))
+			t_fail("dealloc_pd on %s: %s", sd->dev, t_errname(ret));
+		if ((ret = ibv_close_device(sd->ctx)))
+			t_fail("close_device %s: %s", sd->dev, t_errname(ret));
+	}
+}
+
+/*
+ * Open each side's device (QP B shares A's unless -D), find its GID, check
+ * its port, and give it a PD. The path MTU is -m, or the smaller active
+ * MTU of the ports: a packet must fit both netdevs.
+ */
+static void open_sides(void)
+{
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		struct side *sd = &sides[s];
+		int *gid_index = s ? &opt.gid_index2 : &opt.gid_index;
+
+		if (s && !opt.dev2) {
+			sd->dev = sides[0].dev;
+			sd->ctx = sides[0].ctx;
+			sd->pd = sides[0].pd;
+			sd->path = sides[0].path;
+			break;
+		}
+		sd->dev = s ? opt.dev2 : opt.dev;
+		sd->ctx = t_open_device(sd->dev);
+		if (*gid_index < 0) {
+			*gid_index = t_find_ipv4_roce_v2_gid(sd->ctx);
+			if (*gid_index < 0)
+				t_fatal("%s port 1 has no RoCE v2 GID with an IPv4 address: give %s",
+					sd->dev, s ? "-G" : "-g");
+		}
+		t_path_init(sd->ctx, *gid_index, opt.mtu_bytes, &sd->path);
+		if (!s || sd->path.mtu < path_mtu)
+			path_mtu = sd->path.mtu;
+		sd->pd = ibv_alloc_pd(sd->ctx);
+		if (!sd->pd)
+			t_fatal("alloc_pd on %s: %s", sd->dev, t_errname(errno));
+	}
+	mtu = t_mtu_bytes(path_mtu);
 }
 
 int main(int argc, char **argv)
@@ -1630,20 +1733,12 @@ int main(int argc, char **argv)
 	printf("seed %u (replay: -s %u)\n", opt.seed, opt.seed);
 	t_rng_seed(opt.seed);
 
-	ctx = t_open_device(opt.dev);
-	if (opt.gid_index < 0) {
-		opt.gid_index = t_find_ipv4_roce_v2_gid(ctx);
-		if (opt.gid_index < 0)
-			t_fatal("%s port 1 has no RoCE v2 GID with an IPv4 address: give -g",
-				opt.dev);
-	}
-	t_path_init(ctx, opt.gid_index, opt.mtu_bytes, &path);
-	mtu = t_mtu_bytes(path.mtu);
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		t_fatal("alloc_pd: %s", t_errname(errno));
+	open_sides();
 	setup_qps();
 	setup_memory();
+	if (opt.dev2)
+		printf("QP A on %s GID index %d, QP B on %s GID index %d\n", opt.dev,
+		       opt.gid_index, opt.dev2, opt.gid_index2);
 	printf("%s: GID index %d, path MTU %d, %ld ops, API %s, sizes 0..%u, max SGEs %d (READ %d), max inline %d%s\n",
 	       opt.dev, opt.gid_index, mtu, opt.nops, api_name(opt.api), opt.max_len, max_sge,
 	       max_rd_sge, max_inline, opt.mw ? ", memory windows" : "");
@@ -1679,7 +1774,8 @@ int main(int argc, char **argv)
 	teardown();
 	if (t_failures)
 		return T_EXIT_FAIL;
-	printf("PASS: %s on %s, MTU %d, API %s, seed %u\n", t_name, opt.dev, mtu,
-	       api_name(opt.api), opt.seed);
+	printf("PASS: %s on %s%s%s, MTU %d, API %s, seed %u\n", t_name, opt.dev,
+	       opt.dev2 ? " and " : "", opt.dev2 ? opt.dev2 : "", mtu, api_name(opt.api),
+	       opt.seed);
 	return T_EXIT_PASS;
 }
