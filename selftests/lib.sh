@@ -12,8 +12,12 @@
 SCIRE_KMSG_LOG=${SCIRE_KMSG_LOG:-/run/scire/dmesg.log}
 export SCIRE_KMSG_LOG
 
-# What makes a test fail whatever it printed.
-SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|possible circular locking|lockdep|INFO: task .* blocked|hung_task|general protection'
+# What makes a test fail whatever it printed. A kernel general protection
+# fault logs "general protection fault: 0000 [#1]" or "general protection
+# fault, probably for non-canonical address ..."; a user process's logs
+# "traps: PROG[PID] general protection fault ip:..." and is that program's
+# business (its exit status tells its test).
+SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|possible circular locking|lockdep|INFO: task .* blocked|hung_task|general protection fault[,:]'
 
 # Move what is in the kernel ring buffer to $SCIRE_KMSG_LOG.
 kmsg_collect()
@@ -208,4 +212,560 @@ pair_run()
 	sed 's/^/  | /' "$tmp/client"
 	rm -rf "$tmp"
 	return 1
+}
+
+# --- network namespaces, veth pairs and rdma_rxe (71 and up) -------------------
+#
+# Two topologies, each one veth pair with IPv4 on both ends and jumbo frames
+# (so RoCE path MTU 4096 fits, as on eth0):
+#
+#   topo_rxe_scire:  rxeA on vrxe (init_net, 10.77.0.1) <-> scireB on vsci
+#                    (netns nsB, 10.77.0.2). scire0 is deleted first and
+#                    rdma_rxe loaded: rxe binds UDP 4791 in init_net at
+#                    module load, which scire0's socket would hold.
+#   topo_scire_pair: scireA on vethA (netns nsA, 10.77.0.1) <-> scireB on
+#                    vethB (netns nsB, 10.77.0.2); scire0 stays on eth0.
+#
+# Both set TOPO_{NS,IF,IP,DEV,GID}_{A,B} (NS empty: init_net) and fail the
+# test if a step does not work. topo_teardown undoes what was set up
+# (install it with trap ... EXIT before calling them); selftests/run's
+# baseline restore is the safety net behind it.
+
+TOPO_NET=10.77.0
+TOPO_NS_A="" TOPO_NS_B="" TOPO_IF_A="" TOPO_IF_B="" TOPO_IP_A="" TOPO_IP_B=""
+TOPO_DEV_A="" TOPO_DEV_B="" TOPO_GID_A="" TOPO_GID_B=""
+TOPO_RXE_LOADED=0 TOPO_SCIRE0_DELETED=0
+
+# in_ns NS CMD...: run CMD in network namespace NS, or here if NS is empty.
+in_ns()
+{
+	local ns=$1
+
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@"
+	else
+		"$@"
+	fi
+}
+
+# topo_veth MTU: the veth pair TOPO_IF_A/TOPO_IF_B between TOPO_NS_A and
+# TOPO_NS_B (created if missing), MTU MTU, TOPO_IP_A/24 and TOPO_IP_B/24,
+# both ends up; waits for carrier. Fails the test on error.
+topo_veth()
+{
+	local mtu=$1 s ns ifc ip
+
+	for s in A B; do
+		eval "ns=\$TOPO_NS_$s"
+		[ -n "$ns" ] || continue
+		if ! ip netns list | grep -q "^$ns\>"; then
+			ip netns add "$ns" || fail "ip netns add $ns failed"
+		fi
+		ip -n "$ns" link set lo up || fail "cannot set lo up in netns $ns"
+	done
+	ip link add "$TOPO_IF_A" type veth peer name "$TOPO_IF_B" ||
+		fail "ip link add $TOPO_IF_A type veth peer name $TOPO_IF_B failed"
+	for s in A B; do
+		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s ip=\$TOPO_IP_$s"
+		if [ -n "$ns" ]; then
+			ip link set "$ifc" netns "$ns" || fail "cannot move $ifc into netns $ns"
+		fi
+		# No IPv6: no link-local GIDs and no DAD delay to wait for;
+		# the tests use the IPv4 RoCE v2 GIDs.
+		in_ns "$ns" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" 2>/dev/null
+		in_ns "$ns" ip link set "$ifc" mtu "$mtu" || fail "cannot set $ifc's MTU to $mtu"
+		in_ns "$ns" ip addr add "$ip/24" dev "$ifc" || fail "cannot add $ip/24 to $ifc"
+	done
+	for s in A B; do
+		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s"
+		in_ns "$ns" ip link set "$ifc" up || fail "cannot set $ifc up"
+	done
+	for s in A B; do
+		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s"
+		wait_for 5 in_ns "$ns" grep -qx 1 "/sys/class/net/$ifc/carrier" ||
+			fail "$ifc (netns ${ns:-init_net}) has no carrier: $(in_ns "$ns" ip -br link show "$ifc" 2>&1)"
+	done
+}
+
+# topo_link_add S TYPE: add RDMA device TOPO_DEV_S of TYPE (rxe, scire) on
+# TOPO_IF_S from inside TOPO_NS_S (a link type resolves the netdev name in
+# the caller's namespace).
+topo_link_add()
+{
+	local ns dev ifc out
+
+	eval "ns=\$TOPO_NS_$1 dev=\$TOPO_DEV_$1 ifc=\$TOPO_IF_$1"
+	out=$(in_ns "$ns" timeout 60 rdma link add "$dev" type "$2" netdev "$ifc" 2>&1) ||
+		fail "rdma link add $dev type $2 netdev $ifc (netns ${ns:-init_net}) failed: $out"
+}
+
+# topo_ready: wait for both devices to be ACTIVE with an IPv4 RoCE v2 GID;
+# sets TOPO_GID_A and TOPO_GID_B.
+topo_ready()
+{
+	TOPO_GID_A=$(need_dev_gid "$TOPO_DEV_A") || exit 1
+	TOPO_GID_B=$(need_dev_gid "$TOPO_DEV_B") || exit 1
+}
+
+# Print the active MTU (bytes) of port 1 of RDMA device $1.
+dev_active_mtu()
+{
+	ibv_devinfo -d "$1" | sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n1
+}
+
+# Print a one-line summary of the topology.
+topo_describe()
+{
+	echo "$TOPO_DEV_A on $TOPO_IF_A ${TOPO_IP_A} (${TOPO_NS_A:-init_net}, GID $TOPO_GID_A, active MTU $(dev_active_mtu "$TOPO_DEV_A"))" \
+		"<-> $TOPO_DEV_B on $TOPO_IF_B $TOPO_IP_B (${TOPO_NS_B:-init_net}, GID $TOPO_GID_B, active MTU $(dev_active_mtu "$TOPO_DEV_B"))"
+}
+
+# topo_rxe_scire [MTU]: see above (MTU default 9000).
+topo_rxe_scire()
+{
+	local mtu=${1:-9000} out
+
+	TOPO_NS_A="" TOPO_IF_A=vrxe TOPO_IP_A=$TOPO_NET.1 TOPO_DEV_A=rxeA
+	TOPO_NS_B=nsB TOPO_IF_B=vsci TOPO_IP_B=$TOPO_NET.2 TOPO_DEV_B=scireB
+	[ -d /sys/module/scire ] || skip "scire is not loaded: no scire device to put on the wire"
+	if rdma_has scire0; then
+		timeout 60 rdma link delete scire0 || fail "rdma link delete scire0 failed"
+		TOPO_SCIRE0_DELETED=1
+	fi
+	if [ ! -d /sys/module/rdma_rxe ]; then
+		out=$(timeout 60 modprobe rdma_rxe 2>&1) ||
+			fail "modprobe rdma_rxe failed (is UDP 4791 still held in init_net, by a scire device there?): $out $(dmesg | tail -n 3)"
+		TOPO_RXE_LOADED=1
+	fi
+	topo_veth "$mtu"
+	topo_link_add A rxe
+	topo_link_add B scire
+	topo_ready
+}
+
+# topo_scire_pair [MTU]: see above (MTU default 9000).
+topo_scire_pair()
+{
+	local mtu=${1:-9000}
+
+	TOPO_NS_A=nsA TOPO_IF_A=vethA TOPO_IP_A=$TOPO_NET.1 TOPO_DEV_A=scireA
+	TOPO_NS_B=nsB TOPO_IF_B=vethB TOPO_IP_B=$TOPO_NET.2 TOPO_DEV_B=scireB
+	[ -d /sys/module/scire ] || skip "scire is not loaded: no scire device to put on the wire"
+	topo_veth "$mtu"
+	topo_link_add A scire
+	topo_link_add B scire
+	topo_ready
+}
+
+# Undo topo_rxe_scire / topo_scire_pair, whatever part of it was done.
+# Prints what fails; exit status 1 then.
+topo_teardown()
+{
+	local ok=0 d ns out
+
+	for d in "$TOPO_DEV_A" "$TOPO_DEV_B"; do
+		{ [ -n "$d" ] && rdma_has "$d"; } || continue
+		out=$(timeout 60 rdma link delete "$d" 2>&1) || { echo "teardown: rdma link delete $d: $out"; ok=1; }
+	done
+	# Deleting one end of a veth pair deletes both.
+	if [ -n "$TOPO_IF_A" ] && in_ns "$TOPO_NS_A" ip link show "$TOPO_IF_A" >/dev/null 2>&1; then
+		in_ns "$TOPO_NS_A" ip link del "$TOPO_IF_A" || ok=1
+	fi
+	for ns in "$TOPO_NS_A" "$TOPO_NS_B"; do
+		{ [ -n "$ns" ] && ip netns list | grep -q "^$ns\>"; } || continue
+		ip netns del "$ns" || { echo "teardown: ip netns del $ns failed"; ok=1; }
+	done
+	if [ "$TOPO_RXE_LOADED" = 1 ]; then
+		# The module reference of a just-closed device is dropped
+		# asynchronously: give rmmod a few tries.
+		wait_for 10 timeout 10 rmmod rdma_rxe || { echo "teardown: rmmod rdma_rxe failed"; ok=1; }
+		TOPO_RXE_LOADED=0
+	fi
+	if [ "$TOPO_SCIRE0_DELETED" = 1 ]; then
+		out=$(timeout 60 rdma link add scire0 type scire netdev eth0 2>&1) ||
+			{ echo "teardown: rdma link add scire0 type scire netdev eth0: $out"; ok=1; }
+		TOPO_SCIRE0_DELETED=0
+	fi
+	TOPO_DEV_A="" TOPO_DEV_B=""
+	return $ok
+}
+
+# Has process $1 exited?
+pid_gone()
+{
+	! kill -0 "$1" 2>/dev/null
+}
+
+# Is something in netns $1 (empty: here) listening on TCP port $2?
+tcp_listening_ns()
+{
+	in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+}
+
+# Is an rdma_cm ID listening on port $1 (any device, any netns)?
+cm_listening()
+{
+	rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1\>"
+}
+
+# pair_run_ns SECS READY SERVER_NS CLIENT_NS SERVER_CMD... -- CLIENT_CMD...
+#
+# pair_run for two devices in two namespaces: runs SERVER_CMD in netns
+# SERVER_NS (empty: here); once it is ready runs CLIENT_CMD (which names
+# the server's address itself) in CLIENT_NS. READY is tcp:PORT (the server
+# listens on TCP PORT in its netns: ibv_*_pingpong, perftest) or cm:PORT
+# (an rdma_cm ID listens on PORT: rping, ucmatose, udaddy, perftest -R).
+# Each side runs under timeout SECS. A side's output is its stdout, then
+# its stderr (kept apart so that what one thread prints to stderr cannot
+# land inside a long stdout line another printed). Prints the client's
+# output and copies the server's to file $PAIR_SERVER_OUT if that is set
+# (callers capture the output with $(...), a subshell: it cannot hand back
+# more); exit status 0 if both sides exited 0, else prints both outputs
+# and what went wrong.
+PAIR_SERVER_OUT=${PAIR_SERVER_OUT:-}
+pair_run_ns()
+{
+	local secs=$1 ready=$2 sns=$3 cns=$4 tmp spid src crc
+	local -a srv=() cli=() up=()
+
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] || { echo "pair_run_ns: no -- between server and client commands"; return 2; }
+	shift
+	cli=("$@")
+	case $ready in
+	tcp:*) up=(tcp_listening_ns "$sns" "${ready#tcp:}") ;;
+	cm:*) up=(cm_listening "${ready#cm:}") ;;
+	*) echo "pair_run_ns: READY must be tcp:PORT or cm:PORT, not '$ready'"; return 2 ;;
+	esac
+	tmp=$(mktemp -d)
+	# Not through in_ns: $! must be timeout itself (ip netns exec execs
+	# it), which passes a kill on to the server.
+	if [ -n "$sns" ]; then
+		ip netns exec "$sns" timeout -k 5 "$secs" "${srv[@]}" >"$tmp/server" 2>"$tmp/server.err" &
+	else
+		timeout -k 5 "$secs" "${srv[@]}" >"$tmp/server" 2>"$tmp/server.err" &
+	fi
+	spid=$!
+	if ! wait_for 20 "${up[@]}"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		cat "$tmp/server.err" >>"$tmp/server"
+		echo "server '${srv[*]}' (netns ${sns:-init_net}) was not ready ($ready) within 20 s; its output:"
+		sed 's/^/  | /' "$tmp/server"
+		rm -rf "$tmp"
+		return 1
+	fi
+	in_ns "$cns" timeout -k 5 "$secs" "${cli[@]}" >"$tmp/client" 2>"$tmp/client.err"
+	crc=$?
+	cat "$tmp/client.err" >>"$tmp/client"
+	# A server whose client failed may wait for it forever: give it a
+	# moment to notice, not the whole timeout.
+	if [ "$crc" != 0 ] && ! wait_for 5 pid_gone "$spid"; then
+		kill "$spid" 2>/dev/null
+	fi
+	wait "$spid"
+	src=$?
+	cat "$tmp/server.err" >>"$tmp/server"
+	[ -z "$PAIR_SERVER_OUT" ] || cp "$tmp/server" "$PAIR_SERVER_OUT"
+	if [ "$src" = 0 ] && [ "$crc" = 0 ]; then
+		cat "$tmp/client"
+		rm -rf "$tmp"
+		return 0
+	fi
+	echo "server '${srv[*]}' (netns ${sns:-init_net}): exit status $src;" \
+		"client '${cli[*]}' (netns ${cns:-init_net}): exit status $crc (124: timed out after ${secs}s)"
+	echo "server output:"
+	sed 's/^/  | /' "$tmp/server"
+	echo "client output:"
+	sed 's/^/  | /' "$tmp/client"
+	rm -rf "$tmp"
+	return 1
+}
+
+# --- checking tools' output ------------------------------------------------------
+
+# rping_verify FILE PREFIX COUNT SIZE: FILE (rping -v output) must hold
+# exactly COUNT lines starting with PREFIX ("ping data: " for the client,
+# what the server wrote back; "server ping data: " for the server, what it
+# read), line i the text rping -c puts in ping i of SIZE bytes: "rdma-ping-i: "
+# then letters cycling through ASCII 65..122 from 65 + i % 58, up to the
+# terminating NUL at SIZE - 1. Prints the first difference; exit status 1
+# then.
+rping_verify()
+{
+	awk -v pfx="$2" -v n="$3" -v size="$4" '
+	BEGIN {
+		# Every run of the cycle, long enough for any start.
+		for (c = 65; c <= 122; c++)
+			cyc = cyc sprintf("%c", c)
+		pat = cyc
+		while (length(pat) < size + 58)
+			pat = pat pat
+		got = 0
+	}
+	index($0, pfx) == 1 {
+		hdr = sprintf("rdma-ping-%d: ", got)
+		want = hdr substr(pat, got % 58 + 1, size - 1 - length(hdr))
+		line = substr($0, length(pfx) + 1)
+		if (line != want) {
+			for (k = 1; k <= length(want) && substr(line, k, 1) == substr(want, k, 1); k++)
+				;
+			printf "ping %d: %d bytes printed, %d expected; first difference at byte %d: got \"%s\", expected \"%s\"\n",
+				got, length(line), length(want), k - 1, substr(line, k, 16), substr(want, k, 16)
+			bad = 1
+			exit
+		}
+		got++
+	}
+	END {
+		if (bad)
+			exit 1
+		if (got != n) {
+			printf "%d lines \"%s...\", expected %d\n", got, pfx, n
+			exit 1
+		}
+	}' "$1"
+}
+
+# perftest_verify OUTPUT SIZE ITERS: OUTPUT (perftest's, as a string) must
+# have a result line for SIZE bytes and ITERS iterations whose figures (BW
+# or latencies) are all numbers (not nan or inf). Not that they are above
+# zero: under TCG perftest's cycle-counter calibration can fail ("r^2 <
+# 0.9") and its figures come out as 0.00 however much moved. Prints that
+# line, or what is wrong (exit status 1).
+perftest_verify()
+{
+	awk -v size="$2" -v iters="$3" '
+	$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 4 {
+		line = $0
+		if ($1 != size || $2 != iters) {
+			why = "result line for " $1 " bytes, " $2 " iterations; expected " size " and " iters
+			next
+		}
+		for (i = 3; i <= NF; i++)
+			if ($i !~ /^[0-9]+(\.[0-9]+)?$/)
+				why = "figure " i " (\"" $i "\") is not a number"
+		found = 1
+	}
+	END {
+		if (!found || why) {
+			print (why ? why : "no result line") (line ? ": " line : "")
+			exit 1
+		}
+		gsub(/[ \t]+/, " ", line)
+		print line
+	}' <<<"$1"
+}
+
+# --- collecting results ------------------------------------------------------------
+#
+# Interop tests run a matrix of tools and directions: every cell runs, and
+# the test fails at the end listing the cells that did not pass.
+
+CHECK_FAILED=()
+CHECK_COUNT=0
+
+# check_run NAME CMD...: run CMD (a command or function; its output is
+# shown indented), record NAME as failed if it exits non-zero.
+check_run()
+{
+	local name=$1 start=$SECONDS out rc
+
+	shift
+	CHECK_COUNT=$((CHECK_COUNT + 1))
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "ok: $name ($((SECONDS - start)) s)"
+	else
+		echo "FAILED: $name ($((SECONDS - start)) s)"
+		CHECK_FAILED+=("$name")
+	fi
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/    /'
+	return "$rc"
+}
+
+# check_report: exit 0 if every check_run passed, else fail listing those
+# that did not.
+check_report()
+{
+	local n=${#CHECK_FAILED[@]}
+
+	[ "$n" = 0 ] && { echo "all $CHECK_COUNT checks passed"; return 0; }
+	fail "$n of $CHECK_COUNT checks failed: $(printf '\n  %s' "${CHECK_FAILED[@]}")"
+}
+
+# --- rdma_cm tool pairs (71, 92) ------------------------------------------------
+#
+# Each runs one server/client pair of a librdmacm tool through pair_run_ns
+# and checks what both sides printed; output says what ran or what differed.
+
+# cm_rping SERVER_NS SERVER_IP CLIENT_NS SIZE COUNT PORT: rping -v -V, and
+# rping_verify on both sides' ping data.
+cm_rping()
+{
+	local sns=$1 sip=$2 cns=$3 size=$4 count=$5 port=$6 out
+	local PAIR_SERVER_OUT
+
+	PAIR_SERVER_OUT=$(mktemp)
+	out=$(pair_run_ns 60 "cm:$port" "$sns" "$cns" rping -s -v -V -a "$sip" -p "$port" -S "$size" -- \
+		rping -c -v -V -a "$sip" -p "$port" -S "$size" -C "$count") || {
+		echo "$out"
+		rm -f "$PAIR_SERVER_OUT"
+		return 1
+	}
+	printf '%s\n' "$out" >"$PAIR_SERVER_OUT.client"
+	if grep -m1 'data mismatch' "$PAIR_SERVER_OUT.client" ||
+		! rping_verify "$PAIR_SERVER_OUT.client" "ping data: " "$count" "$size" ||
+		! rping_verify "$PAIR_SERVER_OUT" "server ping data: " "$count" "$size"; then
+		echo "(\"ping data\": what the client got written back; \"server ping data\": what the server read)"
+		rm -f "$PAIR_SERVER_OUT" "$PAIR_SERVER_OUT.client"
+		return 1
+	fi
+	rm -f "$PAIR_SERVER_OUT" "$PAIR_SERVER_OUT.client"
+	echo "$count pings of $size bytes read by the server and written back intact"
+}
+
+# cm_tool ucmatose|udaddy SERVER_NS SERVER_IP CLIENT_NS CONNS COUNT SIZE
+# PORT: exit status 0 and "return status 0" on both sides. udaddy has no
+# port option: PORT must be its fixed 7174.
+cm_tool()
+{
+	local tool=$1 sns=$2 sip=$3 cns=$4 conns=$5 count=$6 size=$7 port=$8 out rc=0
+	local PAIR_SERVER_OUT
+	local -a p=()
+
+	[ "$tool" = ucmatose ] && p=(-p "$port")
+	PAIR_SERVER_OUT=$(mktemp)
+	out=$(pair_run_ns 60 "cm:$port" "$sns" "$cns" "$tool" -b "$sip" "${p[@]}" -c "$conns" \
+		-C "$count" -S "$size" -- "$tool" -s "$sip" "${p[@]}" -c "$conns" -C "$count" -S "$size") || {
+		echo "$out"
+		rm -f "$PAIR_SERVER_OUT"
+		return 1
+	}
+	if ! grep -q '^return status 0$' <<<"$out" || ! grep -q '^return status 0$' "$PAIR_SERVER_OUT"; then
+		echo "exit status 0 but not 'return status 0' on both sides; client:"
+		printf '%s\n' "$out" | sed 's/^/  | /'
+		echo "server:"
+		sed 's/^/  | /' "$PAIR_SERVER_OUT"
+		rc=1
+	else
+		echo "$conns x $count messages of $size bytes; return status 0 on both sides"
+	fi
+	rm -f "$PAIR_SERVER_OUT"
+	return $rc
+}
+
+# cm_perftest TOOL SERVER_NS SERVER_DEV SERVER_IP CLIENT_NS CLIENT_DEV SIZE
+# ITERS PORT [ARG...]: TOOL -R, perftest_verify on the client's output
+# (SIZE empty: the tool's fixed size, 8 for atomics).
+#
+# perftest 4.5 with -R makes two rdma_cm connections on PORT: a control
+# one, then, once it is up, the server listens again for the test QPs. Its
+# client does not wait for that second listen: when its REQ (SIDR REQ for
+# -c UD) gets there first, the server's CM answers "invalid service ID"
+# (REJ reason 8; SIDR status 1), and the client, meaning to retry, crashes.
+# That one case, recognised by the client's message, is run again (twice
+# at most, saying so); any other failure fails.
+cm_perftest()
+{
+	local tool=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 size=$7 iters=$8 port=$9 out try
+	local -a szopt=()
+
+	shift 9
+	command -v "$tool" >/dev/null || { echo "$tool missing (Debian package perftest)"; return 1; }
+	[ -n "$size" ] && szopt=(-s "$size")
+	for try in 1 2 3; do
+		out=$(pair_run_ns 120 "cm:$port" "$sns" "$cns" \
+			"$tool" -R -d "$sdev" -F -n "$iters" "${szopt[@]}" -p "$port" "$@" -- \
+			"$tool" -R -d "$cdev" -F -n "$iters" "${szopt[@]}" -p "$port" "$@" "$sip") && break
+		if [ "$try" = 3 ] ||
+			! grep -Eq 'RDMA_CM_EVENT_(REJECTED; error: 8|UNREACHABLE; error: 1)\.' <<<"$out"; then
+			echo "$out"
+			return 1
+		fi
+		echo "try $try: the client connected before the server listened for the test QPs" \
+			"($(grep -Eo 'RDMA_CM_EVENT_[A-Z]+; error: [0-9]+' <<<"$out" | head -n1)): again"
+	done
+	perftest_verify "$out" "${size:-8}" "$iters" || { printf '%s\n' "$out" | sed 's/^/  | /'; return 1; }
+}
+
+# rdma_counters DEV: print port 1's hw counters of RDMA device DEV (rdma
+# statistic show link DEV/1) as "NAME=VALUE" lines; exit status 1, printing
+# what rdma said, if it has none.
+rdma_counters()
+{
+	local out
+
+	out=$(timeout 30 rdma statistic show link "$1/1" 2>&1) || { echo "$out"; return 1; }
+	awk '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ /^[0-9]+$/ && $i !~ /^[0-9]+$/) print $i "=" $(i + 1) }' <<<"$out" |
+		grep . || { echo "no counters in: $out"; return 1; }
+}
+
+# rdma_counter DEV NAME: print hw counter NAME of port 1 of RDMA device DEV;
+# exit status 1 if it has no such counter (or none at all).
+rdma_counter()
+{
+	rdma_counters "$1" 2>/dev/null | sed -n "s/^$2=//p" | grep .
+}
+
+# integrity_pair DEV_A GID_A DEV_B GID_B [ARG...]: scire_integrity with QP
+# A on DEV_A and QP B on DEV_B, so its traffic crosses the wire between
+# them (two QPs of one scire device talk through the driver's loopback).
+# With -R if either is not scire (rdma-core 44's rxe provider quirks, see
+# scire_integrity.c, for the QP on that device only). Fails, saying so, if
+# scire_integrity has no two-device mode (-D DEV2 -G GIDIDX2).
+integrity_pair()
+{
+	local prog="$SCIRE_BUILD/selftests/scire_integrity" a=$1 ga=$2 b=$3 gb=$4
+	local -a quirks=()
+
+	shift 4
+	[ -x "$prog" ] || { echo "missing $prog: run make"; return 1; }
+	if timeout 10 "$prog" -D "$b" 2>&1 | grep -q "invalid option -- 'D'"; then
+		echo "scire_integrity cannot put its two QPs on two devices: it needs -D DEV2 [-G GIDIDX2]" \
+			"(QP B with its CQs, PD and MRs on DEV2; -R then for the QP on a non-scire device only)"
+		return 1
+	fi
+	{ dev_is_scire "$a" && dev_is_scire "$b"; } || quirks=(-R)
+	timeout -k 5 300 "$prog" -d "$a" -g "$ga" -D "$b" -G "$gb" "${quirks[@]}" "$@"
+}
+
+# pingpong_pair TOOL SERVER_NS SERVER_DEV SERVER_GID SERVER_IP CLIENT_NS
+# CLIENT_DEV CLIENT_GID PORT SIZE ITERS [ARG...]: ibv_rc_pingpong or
+# ibv_ud_pingpong -c (each side checks every buffer it receives) between two
+# devices, TCP exchange on PORT at SERVER_IP; both sides must report SIZE *
+# ITERS * 2 bytes moved. Prints the client's "bytes in" line.
+pingpong_pair()
+{
+	local tool=$1 sns=$2 sdev=$3 sgid=$4 sip=$5 cns=$6 cdev=$7 cgid=$8 port=$9
+	local size=${10} n=${11} out want rc=0
+	local PAIR_SERVER_OUT
+
+	shift 11
+	PAIR_SERVER_OUT=$(mktemp)
+	out=$(pair_run_ns 120 "tcp:$port" "$sns" "$cns" \
+		"$tool" -d "$sdev" -g "$sgid" -p "$port" -s "$size" -n "$n" -c "$@" -- \
+		"$tool" -d "$cdev" -g "$cgid" -p "$port" -s "$size" -n "$n" -c "$@" "$sip") || {
+		echo "$out"
+		rm -f "$PAIR_SERVER_OUT"
+		return 1
+	}
+	want="$((size * n * 2)) bytes in"
+	if ! grep -q "^$want" <<<"$out" || ! grep -q "^$want" "$PAIR_SERVER_OUT"; then
+		echo "expected '$want ...' from both sides; client:"
+		printf '%s\n' "$out" | sed 's/^/  | /'
+		echo "server:"
+		sed 's/^/  | /' "$PAIR_SERVER_OUT"
+		rc=1
+	else
+		grep -m1 'bytes in' <<<"$out"
+	fi
+	rm -f "$PAIR_SERVER_OUT"
+	return $rc
 }
