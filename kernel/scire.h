@@ -64,7 +64,8 @@
 /**
  * enum scire_counter - the port's hw counters (rdma statistic), one table
  * of names in scire_stats.c.
- * @SCIRE_CNT_RX_PACKETS:	RoCEv2 packets accepted for a QP.
+ * @SCIRE_CNT_RX_PACKETS:	RoCEv2 packets that passed the header and ICRC
+ *				checks (some may still find no QP).
  * @SCIRE_CNT_RX_BYTES:		their bytes from the BTH to the ICRC.
  * @SCIRE_CNT_TX_PACKETS:	packets handed to the IP stack or looped back.
  * @SCIRE_CNT_TX_BYTES:		their bytes from the BTH to the ICRC.

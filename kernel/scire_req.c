@@ -817,7 +817,8 @@ static bool scire_req_sending(struct scire_qp *qp)
  * (IBA 9.8), a UD or GSI WQE when its one packet is (IBA 9.8.2); one
  * naming an AH that is gone completes with IB_WC_LOC_QP_OP_ERR. A WQE
  * that fails validation or a local memory check completes in error in
- * order and moves the QP to ERR. In SQD no new WQE
+ * order and moves the QP to ERR (RC) or SQE (UC, UD, GSI). In SQD no new
+ * WQE
  * is started, and SQ_DRAINED is reported once nothing is outstanding.
  *
  * Context: the QP's worker (process context; allocates with GFP_KERNEL).
