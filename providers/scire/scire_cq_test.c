@@ -16,22 +16,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAIL %s:%d: %s: ", __func__, __LINE__, #cond); \
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ(got, want)						\
-	CHECK((uint64_t)(got) == (uint64_t)(want),			\
-	      "got 0x%" PRIx64 ", want 0x%" PRIx64,			\
-	      (uint64_t)(got), (uint64_t)(want))
+#include "scire_unit.h"
 
 #define CQ_ENTRIES	4
 
@@ -195,10 +180,5 @@ int main(void)
 	test_poll_error();
 	free(cqx.cq.map.ring);
 
-	if (failures) {
-		printf("%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("all CQE translation checks passed\n");
-	return 0;
+	return unit_result("CQE translation");
 }

@@ -16,22 +16,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAIL %s:%d: %s: ", __func__, __LINE__, #cond); \
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ(got, want)						\
-	CHECK((uint64_t)(got) == (uint64_t)(want),			\
-	      "got 0x%" PRIx64 ", want 0x%" PRIx64,			\
-	      (uint64_t)(got), (uint64_t)(want))
+#include "scire_unit.h"
 
 /* ---- the kernel's side of the doorbell, recorded -------------------------- */
 
@@ -580,10 +565,5 @@ int main(void)
 	test_ud_wr_session();
 	test_send_ops_flags();
 
-	if (failures) {
-		printf("%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("all posting and doorbell checks passed\n");
-	return 0;
+	return unit_result("posting and doorbell");
 }

@@ -16,22 +16,7 @@
 #include "scire_ring.h"
 #include "scire_wqe.h"
 
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAIL %s:%d: %s: ", __func__, __LINE__, #cond); \
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ(got, want)						\
-	CHECK((uint64_t)(got) == (uint64_t)(want),			\
-	      "got 0x%" PRIx64 ", want 0x%" PRIx64,			\
-	      (uint64_t)(got), (uint64_t)(want))
+#include "scire_unit.h"
 
 /* One SQ slot: header, room for 4 SGEs or 64 inline bytes. */
 #define SLOT_SIZE	128
@@ -507,10 +492,5 @@ int main(void)
 	test_recv();
 	test_ring();
 
-	if (failures) {
-		printf("%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("all WQE encoding and ring checks passed\n");
-	return 0;
+	return unit_result("WQE encoding and ring");
 }
