@@ -305,6 +305,20 @@ static void scire_resp_msg_done(struct scire_qp *qp)
 	qp->resp.msn = scire_psn(qp->resp.msn + 1);
 }
 
+/* A request carrying an ImmDt hands it to the receive CQE (IBA 9.3.6). */
+static void scire_resp_imm(struct sk_buff *skb, const struct scire_pkt *pkt,
+			   struct scire_cqe *cqe)
+{
+	struct scire_immdt *immdt;
+
+	if (!(pkt->mask & SCIRE_M_IMMDT))
+		return;
+	immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
+	cqe->flags |= SCIRE_CQE_F_IMM;
+	/* Kept in network order, as on the wire. */
+	cqe->imm_data = (__force u32)get_unaligned(&immdt->imm);
+}
+
 /* Post a successful receive completion; an overrun CQ fails the QP. */
 static bool scire_resp_complete(struct scire_qp *qp, struct scire_cqe *cqe,
 				const struct scire_pkt *pkt)
@@ -368,13 +382,8 @@ static void scire_resp_send(struct scire_qp *qp, struct sk_buff *skb)
 
 	cqe.opcode = SCIRE_CQE_OP_RECV;
 	cqe.byte_len = resp->rcv_len;
-	if (pkt->mask & SCIRE_M_IMMDT) {
-		struct scire_immdt *immdt;
-
-		immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
-		cqe.flags |= SCIRE_CQE_F_IMM;
-		cqe.imm_data = (__force u32)get_unaligned(&immdt->imm);
-	} else if (pkt->mask & SCIRE_M_IETH) {
+	scire_resp_imm(skb, pkt, &cqe);
+	if (pkt->mask & SCIRE_M_IETH) {
 		struct scire_ieth *ieth;
 
 		ieth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IETH);
@@ -517,16 +526,14 @@ static void scire_resp_write(struct scire_qp *qp, struct sk_buff *skb)
 	}
 
 	if (pkt->mask & SCIRE_M_COMP) {
-		struct scire_immdt *immdt;
 		struct scire_cqe cqe = {
 			.opcode = SCIRE_CQE_OP_RECV_RDMA_IMM,
 			/* ibv_wc.byte_len: the bytes written (as rxe) */
 			.byte_len = resp->write_len,
-			.flags = SCIRE_CQE_F_IMM,
 		};
 
-		immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
-		cqe.imm_data = (__force u32)get_unaligned(&immdt->imm);
+		/* A completing WRITE is one WITH_IMM: the table says so. */
+		scire_resp_imm(skb, pkt, &cqe);
 		if (!scire_resp_complete(qp, &cqe, pkt))
 			return;
 	}
@@ -989,13 +996,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 	cqe.src_qp = get_unaligned_be32(&deth->sqp) & SCIRE_QPN_MASK;
 	cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?
 			       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
-	if (pkt->mask & SCIRE_M_IMMDT) {
-		struct scire_immdt *immdt;
-
-		immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
-		cqe.flags |= SCIRE_CQE_F_IMM;
-		cqe.imm_data = (__force u32)get_unaligned(&immdt->imm);
-	}
+	scire_resp_imm(skb, pkt, &cqe);
 	scire_resp_complete(qp, &cqe, pkt);
 }
 
