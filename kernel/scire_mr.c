@@ -413,6 +413,15 @@ static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 	return 0;
 }
 
+/* Copy @n bytes between MR memory at @va and @buf, in the direction asked. */
+static void scire_copy_va(void *va, u8 *buf, u32 n, bool to_mr)
+{
+	if (to_mr)
+		memcpy(va, buf, n);
+	else
+		memcpy(buf, va, n);
+}
+
 /*
  * The DMA MR: @addr is a kernel virtual address. It comes from a kernel
  * ULP's SGE or, with an unsafe global rkey the ULP asked for, from the
@@ -427,10 +436,7 @@ static int scire_copy_kva(u64 addr, u8 *buf, u32 len, bool to_mr)
 
 		if (!virt_addr_valid(va))
 			return -EFAULT;
-		if (to_mr)
-			memcpy(va, buf, n);
-		else
-			memcpy(buf, va, n);
+		scire_copy_va(va, buf, n, to_mr);
 		addr += n;
 		buf += n;
 		len -= n;
@@ -450,10 +456,7 @@ static int scire_copy_fast(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 		if (!va)
 			return -EFAULT;
 		n = min_t(u64, len, room);
-		if (to_mr)
-			memcpy(va, buf, n);
-		else
-			memcpy(buf, va, n);
+		scire_copy_va(va, buf, n, to_mr);
 		off += n;
 		buf += n;
 		len -= n;
