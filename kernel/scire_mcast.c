@@ -41,6 +41,12 @@ static int scire_mcg_index(const struct scire_mcg *mcg,
 	return -1;
 }
 
+/* A private copy of @old to change and publish, or NULL. */
+static struct scire_mcg *scire_mcg_copy(const struct scire_mcg *old)
+{
+	return kmemdup(old, sizeof(*old), GFP_KERNEL);
+}
+
 /* Publish @new in place of @old (either may be NULL). mcg_lock held. */
 static void scire_mcg_replace(struct scire_dev *sdev, struct scire_mcg *old,
 			      struct scire_mcg *new)
@@ -97,12 +103,10 @@ int scire_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	    (old && old->num_qp >= SCIRE_MAX_MCG_QP) ||
 	    (!old && sdev->num_mcg >= SCIRE_MAX_MCG))
 		goto out;
-	new = kmalloc(sizeof(*new), GFP_KERNEL);
+	new = old ? scire_mcg_copy(old) : kmalloc(sizeof(*new), GFP_KERNEL);
 	if (!new)
 		goto out;
-	if (old) {
-		*new = *old;
-	} else {
+	if (!old) {
 		new->mgid = *gid;
 		new->num_qp = 0;
 		ret = scire_net_mc_join(sdev, gid, true);
@@ -149,10 +153,9 @@ int scire_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		goto out;
 	if (old->num_qp > 1) {
 		ret = -ENOMEM;
-		new = kmalloc(sizeof(*new), GFP_KERNEL);
+		new = scire_mcg_copy(old);
 		if (!new)
 			goto out;
-		*new = *old;
 		new->qp[i] = new->qp[--new->num_qp];
 	} else {
 		/* Nothing to do about a failure to leave: the group is gone. */
