@@ -773,6 +773,7 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int scire_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
+int scire_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int scire_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);

@@ -103,6 +103,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.detach_mcast = scire_detach_mcast,
 	.device_group = &scire_dev_attr_group,
 	.disassociate_ucontext = scire_disassociate_ucontext,
+	.fill_res_qp_entry = scire_fill_res_qp_entry,
 	.get_dma_mr = scire_get_dma_mr,
 	.get_hw_stats = scire_get_hw_stats,
 	.get_link_layer = scire_get_link_layer,

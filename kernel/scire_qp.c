@@ -22,6 +22,8 @@
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/vmalloc.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include <linux/sched/mm.h>
@@ -963,6 +965,89 @@ int scire_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->qp_type = ibqp->qp_type;
 	init->port_num = 1;
 	mutex_unlock(&qp->mutex);
+	return 0;
+}
+
+/* The SQ head, what a requester that stopped moving waits on; or zeroes. */
+static struct scire_req_wqe scire_res_sq_head(struct scire_qp *qp, u8 *opcode)
+{
+	struct scire_req *req = &qp->req;
+	u32 head = READ_ONCE(qp->sq.consumer);
+	struct scire_req_wqe w = {};
+
+	if (req->wqe && head != READ_ONCE(req->fetched)) {
+		w = *scire_req_wqe(req, head);
+		*opcode = scire_req_shadow(req, head)->opcode;
+	}
+	return w;
+}
+
+/**
+ * scire_fill_res_qp_entry() - add the transport state of a QP to an
+ * `rdma res show qp -dd` answer (RDMA_NLDEV_ATTR_DRIVER attributes).
+ * @msg: the netlink message being built.
+ * @ibqp: the QP.
+ *
+ * Reports the requester's SQ indices and PSNs (comp_psn, cur_psn, hi_psn,
+ * tail_psn), the SQ head WQE (opcode, state, PSN range, length), the
+ * READ/atomic count, retry state and whether the timers run, and the
+ * responder's ePSN and MSN: what is needed to tell why a connection
+ * stopped moving (`rdma res show qp -dd`, attributes prefixed drv_). A
+ * snapshot taken without stopping the worker, so the values may come from
+ * slightly different moments.
+ *
+ * Context: process context (the core's restrack dump).
+ * Return: 0; -EMSGSIZE when @msg is full (the core retries with more room).
+ */
+int scire_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct scire_qp *qp = to_sqp(ibqp);
+	struct scire_req *req = &qp->req;
+	u8 head_op = 0;
+	const struct scire_req_wqe w = scire_res_sq_head(qp, &head_op);
+	const struct {
+		const char *name;
+		u32 value;
+	} v[] = {
+		{ "sq_consumer", READ_ONCE(qp->sq.consumer) },
+		{ "sq_fetched", READ_ONCE(req->fetched) },
+		{ "sq_started", READ_ONCE(req->started) },
+		{ "sq_cur", READ_ONCE(req->cur) },
+		{ "comp_psn", READ_ONCE(req->comp_psn) },
+		{ "cur_psn", READ_ONCE(req->cur_psn) },
+		{ "hi_psn", READ_ONCE(req->hi_psn) },
+		{ "tail_psn", READ_ONCE(req->tail_psn) },
+		{ "head_opcode", head_op },
+		{ "head_state", w.state },
+		{ "head_first_psn", w.first_psn },
+		{ "head_last_psn", w.last_psn },
+		{ "head_len", w.len },
+		{ "rd_atomic", READ_ONCE(req->rd_atomic) },
+		{ "went_back", READ_ONCE(req->went_back) },
+		{ "read_retry", READ_ONCE(req->read_retry) },
+		{ "retry_left", READ_ONCE(req->retry_left) },
+		{ "rnr_left", READ_ONCE(req->rnr_left) },
+		{ "rnr_wait", READ_ONCE(req->rnr_wait) },
+		{ "retrans_timer", timer_pending(&req->retrans_timer) },
+		{ "rnr_timer", timer_pending(&req->rnr_timer) },
+		{ "pending", (u32)READ_ONCE(qp->pending) },
+		{ "resp_epsn", READ_ONCE(qp->resp.psn) },
+		{ "resp_msn", READ_ONCE(qp->resp.msn) },
+		{ "resp_rxq", skb_queue_len(&qp->rxq) },
+	};
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		if (rdma_nl_put_driver_u32(msg, v[i].name, v[i].value)) {
+			nla_nest_cancel(msg, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }
 
