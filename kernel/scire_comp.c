@@ -195,6 +195,39 @@ static void scire_comp_go_back(struct scire_qp *qp, u32 psn)
 }
 
 /*
+ * The responses of a READ or atomic at the SQ head broke off: ask again
+ * from comp_psn (IBA 9.7.5.1.5), once. What the responder sent before the
+ * new request reached it keeps arriving with gaps in it; going back for
+ * each of those would restart the response again and again, so they are
+ * dropped until the new response begins (see scire_comp_read()) or the
+ * retransmit timer fires.
+ */
+static void scire_comp_read_gap(struct scire_qp *qp)
+{
+	struct scire_req *req = &qp->req;
+
+	if (req->read_retry)
+		return;
+	scire_comp_go_back(qp, req->comp_psn);
+	req->read_retry = true;
+}
+
+/*
+ * Does a PSN @dpsn past @base lie at or after the first PSN of the READ or
+ * atomic @w at the SQ head? When some of a READ's responses have been
+ * placed, comp_psn (@base) is inside its range and its first PSN lies
+ * behind @base: every PSN from @base on then reaches it.
+ */
+static bool scire_comp_reaches(const struct scire_req_wqe *w, u32 base,
+			       u32 dpsn)
+{
+	if (scire_psn_dist(w->first_psn, base) <=
+	    scire_psn_dist(w->first_psn, w->last_psn))
+		return true;
+	return scire_psn_dist(base, w->first_psn) <= dpsn;
+}
+
+/*
  * Retire the WQEs a response with PSN @psn acknowledges: every SEND/WRITE
  * whose last PSN is before @psn, and with @inclusive (a positive ACK, IBA
  * 9.7.5.1.1: coalesced) up to @psn itself. A READ or atomic met on the way
@@ -224,9 +257,8 @@ static bool scire_comp_walk(struct scire_qp *qp, u32 base, u32 psn,
 			 * about it.
 			 */
 			if (dlast < dpsn ||
-			    (inclusive &&
-			     scire_psn_dist(base, w->first_psn) <= dpsn)) {
-				scire_comp_go_back(qp, req->comp_psn);
+			    (inclusive && scire_comp_reaches(w, base, dpsn))) {
+				scire_comp_read_gap(qp);
 				return false;
 			}
 			break;
@@ -297,9 +329,12 @@ static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 		return;
 	if (psn != req->comp_psn) {
 		/* Responses come in PSN order; one before this went missing. */
-		scire_comp_go_back(qp, req->comp_psn);
+		scire_comp_read_gap(qp);
 		return;
 	}
+	/* The READ asked again answers from here on. */
+	if (pkt->mask & (SCIRE_M_FIRST | SCIRE_M_ONLY))
+		req->read_retry = false;
 
 	/*
 	 * Any of FIRST/MIDDLE may start the data of a READ asked again from
@@ -468,9 +503,15 @@ void scire_comp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 
 	if (!scire_comp_active(qp) || req->comp_psn == base)
 		return;
-	/* Packets the peer acknowledged while we were rewound need no resend. */
-	if (scire_psn_dist(base, req->cur_psn) <
-	    scire_psn_dist(base, req->comp_psn))
+	/*
+	 * Packets the peer acknowledged while we were rewound need no resend.
+	 * Measured from the new comp_psn: a cursor rewound behind the old
+	 * one (a timeout, then the late responses arrive) is outside
+	 * [comp_psn, tail_psn] as well, and must not stay on a WQE that has
+	 * just retired.
+	 */
+	if (scire_psn_dist(req->comp_psn, req->cur_psn) >
+	    scire_psn_dist(req->comp_psn, req->tail_psn))
 		scire_req_rewind(qp, req->comp_psn);
 	scire_req_arm(qp, true);
 }
@@ -510,6 +551,8 @@ void scire_comp_timers(struct scire_qp *qp)
 	req->retry_left--;
 	req->went_back = true;
 	req->back_psn = req->comp_psn;
+	/* A READ asked again: what arrives before its new response is old. */
+	req->read_retry = true;
 	scire_req_rewind(qp, req->comp_psn);
 	scire_req_arm(qp, true);
 }

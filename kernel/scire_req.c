@@ -211,6 +211,7 @@ void scire_req_reset(struct scire_qp *qp)
 	req->rd_atomic = 0;
 	req->noack = 0;
 	req->went_back = false;
+	req->read_retry = false;
 	req->rnr_wait = false;
 	WRITE_ONCE(req->stopped, false);
 	WRITE_ONCE(qp->sq.consumer, 0);
@@ -249,6 +250,7 @@ void scire_req_start(struct scire_qp *qp)
 	req->rnr_left = qp->rnr_retry;
 	req->noack = 0;
 	req->went_back = false;
+	req->read_retry = false;
 	req->rnr_wait = false;
 	WRITE_ONCE(req->stopped, false);
 }

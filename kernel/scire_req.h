@@ -145,6 +145,10 @@ struct scire_req_wqe {
  * @rnr_left:	RNR retries left (qp->rnr_retry 7: not counted).
  * @went_back:	@back_psn is valid: a go-back to it happened and no ACK
  *		moved @comp_psn since, so a repeat of it is ignored.
+ * @read_retry: a READ was asked again from where its responses broke off;
+ *		until the new response begins (a FIRST or ONLY at comp_psn),
+ *		responses after a gap are still those of the old one and are
+ *		dropped without going back again.
  * @rnr_wait:	an RNR NAK paused sending until @rnr_timer.
  * @stopped:	timers are being stopped; do not re-arm them.
  * @retrans_timer: local ACK timeout (IBA 9.7.6.1.2).
@@ -173,6 +177,7 @@ struct scire_req {
 	u8 retry_left;
 	u8 rnr_left;
 	bool went_back;
+	bool read_retry;
 	bool rnr_wait;
 	bool stopped;
 

@@ -584,7 +584,7 @@ static u32 scire_resp_read_pkts(u32 len, u32 mtu)
 
 /* Start generating the response to a READ; see scire_resp_read_pump(). */
 static void scire_resp_read_start(struct scire_qp *qp, u64 va, u32 len,
-				  u32 rkey, u32 psn, u32 msn)
+				  u32 rkey, u32 psn, u32 msn, bool replay)
 {
 	struct scire_resp_read *rd = &qp->resp.read;
 
@@ -596,6 +596,7 @@ static void scire_resp_read_start(struct scire_qp *qp, u64 va, u32 len,
 	rd->msn = msn;
 	rd->mtu = qp->mtu;
 	rd->first = true;
+	rd->replay = replay;
 	rd->active = true;
 }
 
@@ -636,7 +637,7 @@ static void scire_resp_read_req(struct scire_qp *qp, struct sk_buff *skb)
 	/* A READ counts as a completed message once accepted (C9-148). */
 	resp->msn = scire_psn(resp->msn + 1);
 	resp->psn = scire_psn(pkt->psn + npkts);
-	scire_resp_read_start(qp, va, len, rkey, pkt->psn, resp->msn);
+	scire_resp_read_start(qp, va, len, rkey, pkt->psn, resp->msn, false);
 }
 
 /*
@@ -686,18 +687,20 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 			mr = scire_mr_lookup(scire_resp_pd(qp), rd->rkey, true,
 					     rd->va, chunk,
 					     IB_ACCESS_REMOTE_READ);
-			if (IS_ERR(mr)) {
-				kfree_skb(skb);
-				scire_resp_fail(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
-						rd->psn, IB_WC_REM_ACCESS_ERR);
-				break;
-			}
-			ret = scire_mr_copy(mr, rd->va, payload, chunk, false);
-			scire_mr_put(mr);
+			ret = IS_ERR(mr) ? PTR_ERR(mr) :
+			      scire_mr_copy(mr, rd->va, payload, chunk, false);
+			if (!IS_ERR(mr))
+				scire_mr_put(mr);
 			if (ret) {
 				kfree_skb(skb);
-				scire_resp_fail(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
-						rd->psn, IB_WC_REM_ACCESS_ERR);
+				/* A replay stops like a lost response. */
+				if (rd->replay)
+					rd->active = false;
+				else
+					scire_resp_fail(qp,
+							SCIRE_NAK_REMOTE_ACCESS_ERR,
+							rd->psn,
+							IB_WC_REM_ACCESS_ERR);
 				break;
 			}
 		}
@@ -807,13 +810,18 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 		    scire_psn_cmp(scire_psn(pkt->psn + npkts - 1),
 				  res->last_psn) > 0)
 			return;
+		/*
+		 * The R_Key was good when the READ was accepted. A duplicate
+		 * may be a stale copy of a READ the requester has long
+		 * completed, whose memory was invalidated since: it must not
+		 * take the connection down. Drop it; a requester that really
+		 * still waits times out.
+		 */
 		if (!scire_resp_rkey_ok(qp, rkey, va, len,
-					IB_ACCESS_REMOTE_READ)) {
-			scire_resp_fail(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
-					pkt->psn, IB_WC_REM_ACCESS_ERR);
+					IB_ACCESS_REMOTE_READ))
 			return;
-		}
-		scire_resp_read_start(qp, va, len, rkey, pkt->psn, resp->msn);
+		scire_resp_read_start(qp, va, len, rkey, pkt->psn, resp->msn,
+				      true);
 		return;
 	}
 
@@ -1015,6 +1023,27 @@ static void scire_resp_uc(struct scire_qp *qp, struct sk_buff *skb)
 	scire_resp_execute(qp, skb);
 }
 
+/*
+ * A READ request with a PSN before ePSN and before the next packet of the
+ * response in progress: the requester lost part of a READ response and asks
+ * again (IBA 9.7.5.1.5), so what the response in progress still has to send
+ * lies beyond a gap the requester will not accept. Such a request replaces
+ * that response at once instead of waiting behind it; requests held in the
+ * backlog keep their order. A duplicate for a later PSN (the requester
+ * asking again for the READs behind the one that broke off) waits its
+ * turn, or it would cut short the very response the requester waits for.
+ */
+static bool scire_resp_read_again(struct scire_qp *qp,
+				  const struct scire_pkt *pkt)
+{
+	const struct scire_resp_read *rd = &qp->resp.read;
+
+	return qp->ibqp.qp_type == IB_QPT_RC &&
+	       pkt->opcode == (SCIRE_OP_RC | SCIRE_OP_READ_REQUEST) &&
+	       scire_psn_cmp(pkt->psn, qp->resp.psn) < 0 &&
+	       (!rd->active || scire_psn_cmp(pkt->psn, rd->psn) < 0);
+}
+
 static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 {
 	struct scire_pkt *pkt = scire_pkt(skb);
@@ -1064,6 +1093,10 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 	struct scire_resp *resp = &qp->resp;
 
 	if (resp->read.active || !skb_queue_empty(&resp->backlog)) {
+		if (scire_resp_read_again(qp, scire_pkt(skb))) {
+			scire_resp_process(qp, skb);
+			return;
+		}
 		if (!scire_resp_live(qp) ||
 		    skb_queue_len(&resp->backlog) >= SCIRE_RESP_BACKLOG_MAX)
 			kfree_skb(skb);

@@ -38,6 +38,8 @@ enum scire_resp_msg {
  * @mtu:	payload bytes per packet, fixed when the request was accepted
  *		(it decided how many PSNs the READ consumes).
  * @first:	the next packet is the first of the response.
+ * @replay:	answers a duplicate request: if the memory is no longer
+ *		readable, the response just stops (see scire_resp_read_pump()).
  * @active:	a response is being generated; requests that arrive
  *		meanwhile wait in scire_resp.backlog, so every response
  *		leaves in PSN order.
@@ -50,6 +52,7 @@ struct scire_resp_read {
 	u32 msn;
 	u32 mtu;
 	bool first;
+	bool replay;
 	bool active;
 };
 
