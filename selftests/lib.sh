@@ -360,6 +360,19 @@ topo_scire_pair()
 
 # Undo topo_rxe_scire / topo_scire_pair, whatever part of it was done.
 # Prints what fails; exit status 1 then.
+# topo_static_neigh: permanent neighbour entries for the two veth ends, so
+# that address resolution (modify_qp to RTR, rdma_cm) never has to get an
+# ARP exchange through a lossy qdisc (netem drops ARP like anything else).
+topo_static_neigh()
+{
+	local mac_a mac_b
+
+	mac_a=$(in_ns "$TOPO_NS_A" cat "/sys/class/net/$TOPO_IF_A/address") || return 1
+	mac_b=$(in_ns "$TOPO_NS_B" cat "/sys/class/net/$TOPO_IF_B/address") || return 1
+	in_ns "$TOPO_NS_A" ip neigh replace "$TOPO_IP_B" lladdr "$mac_b" dev "$TOPO_IF_A" nud permanent &&
+		in_ns "$TOPO_NS_B" ip neigh replace "$TOPO_IP_A" lladdr "$mac_a" dev "$TOPO_IF_B" nud permanent
+}
+
 topo_teardown()
 {
 	local ok=0 d ns out

@@ -45,6 +45,10 @@
  * ops to the kinds named (as printed, e.g. -k RDMA_READ,SEND). -v prints
  * every op as it is planned. Exit 0 only if everything matched.
  *
+ * -L is for a lossy wire: an op that must fail with a remote error (a NAK)
+ * may end with IBV_WC_RETRY_EXC_ERR instead, as it must when that NAK is
+ * lost. Everything else is checked as without it.
+ *
  * -R is for rdma_rxe with rdma-core 44's provider only, whose bugs it
  * steps around; scire must pass without it:
  *   - its wr_set_sge_list() sums the first SGE's length num_sge times, and
@@ -212,6 +216,7 @@ static struct {
 	int verbose;
 	unsigned int kinds;		/* -k: bit per enum kind, 0 = all */
 	int rxe_quirks;			/* -R */
+	int lossy;			/* -L */
 } opt = { .gid_index = -1, .gid_index2 = -1, .nops = 400, .api = API_MIX, .max_len = 1 << 20 };
 
 static enum ibv_mtu path_mtu;
@@ -231,7 +236,7 @@ static const char *api_name(enum api api)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-w] [-v]\n",
+		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-v]\n",
 		argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -263,7 +268,7 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:D:G:m:n:s:a:M:k:Rwv")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:m:n:s:a:M:k:RLwv")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gid_index = atoi(optarg); break;
@@ -288,6 +293,7 @@ static void parse_args(int argc, char **argv)
 		case 'M': opt.max_len = strtoul(optarg, NULL, 0); break;
 		case 'w': opt.mw = 1; break;
 		case 'R': opt.rxe_quirks = 1; break;
+		case 'L': opt.lossy = 1; break;
 		case 'v': opt.verbose = 1; break;
 		case 'k': opt.kinds = parse_kinds(optarg, argv[0]); break;
 		default: usage(argv[0]);
@@ -1080,6 +1086,18 @@ static void post_recv(struct side *sd, uint64_t wr_id, int slot, const struct pl
 static struct op *batch_ops[NSLOT];
 static int batch_nops;
 
+/*
+ * -L: the NAK that carries a remote error can be lost like any packet. The
+ * responder's QP is then in ERR and answers no retransmission, so the
+ * requester ends with retries exhausted instead (IBA 9.9.3.1, 9.7.6.1.3).
+ */
+static int lost_nak(enum ibv_wc_status want, enum ibv_wc_status got)
+{
+	return opt.lossy && got == IBV_WC_RETRY_EXC_ERR &&
+	       (want == IBV_WC_REM_ACCESS_ERR || want == IBV_WC_REM_INV_REQ_ERR ||
+		want == IBV_WC_REM_OP_ERR);
+}
+
 static void check_cqe(struct side *sd, struct fifo *f, const struct ibv_wc *wc)
 {
 	const struct exp_cqe *e;
@@ -1098,7 +1116,7 @@ static void check_cqe(struct side *sd, struct fifo *f, const struct ibv_wc *wc)
 		       (unsigned long long)e->wr_id, e->what, op_str(e->op));
 		return;
 	}
-	if (wc->status != e->status) {
+	if (wc->status != e->status && !lost_nak(e->status, wc->status)) {
 		t_fail("%s: %s of %s: status %s (vendor_err %#x), expected %s", f->name, e->what,
 		       op_str(e->op), ibv_wc_status_str(wc->status), wc->vendor_err,
 		       ibv_wc_status_str(e->status));
@@ -1235,8 +1253,13 @@ static void check_scatter(const struct op *op, const char *what, uint8_t *area,
 		uint32_t n = p->span[i].len < len ? p->span[i].len : len;
 
 		if (memcmp(area + p->span[i].off, want, n)) {
-			snprintf(buf, sizeof(buf), "%s, SGE %d of %d (area offset %u, %u bytes)",
-				 what, i, p->nspan, p->span[i].off, n);
+			/* Never written at all, or written with the wrong bytes? */
+			int untouched = !memcmp(area + p->span[i].off,
+						 guard + p->span[i].off, n);
+
+			snprintf(buf, sizeof(buf), "%s, SGE %d of %d (area offset %u, %u bytes, %s)",
+				 what, i, p->nspan, p->span[i].off, n,
+				 untouched ? "still the guard pattern" : "overwritten");
 			check_bytes(op, buf, area + p->span[i].off, want, n);
 		}
 		memcpy(area + p->span[i].off, guard + p->span[i].off, n);
