@@ -20,7 +20,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c ke
 	   include/uapi/rdma/scire-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean
+	clean bench
 
 all: kernel user ktest
 
@@ -76,6 +76,17 @@ check:
 
 demo:
 	@scripts/demo
+
+# The benchmark matrix (scripts/bench) in one VM boot, rxe and scire side by
+# side; needs `make` first. QUICK=1: one run per cell, two sizes, a few
+# minutes. BENCH_OUT: where the markdown goes; the full run's default,
+# bench/results.md, is committed, so a quick run writes elsewhere.
+QUICK		?=
+bench_quick	:= $(filter 1 y yes,$(QUICK))
+BENCH_OUT	?= $(if $(bench_quick),$(BUILD)/bench/results-quick.md,bench/results.md)
+
+bench:
+	@scripts/bench $(if $(bench_quick),--quick) --out $(BENCH_OUT)
 
 # As a distro package would: the module under updates/ (unsigned: sign it
 # yourself for Secure Boot), the provider in libibverbs' provider directory

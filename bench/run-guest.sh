@@ -1,0 +1,488 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The guest half of `make bench`: scripts/bench boots the test VM with
+#
+#   bench/run-guest.sh [--quick]
+#
+# which measures, in this one boot and in this order (so that rdma_rxe and
+# a scire device in init_net never both want UDP port 4791 there):
+#
+#   memcpy  guest copy bandwidth (build/bench/memcpy_bw), the ceiling:
+#           libc's memcpy, and the kernel's ways: "rep movsb", "rep
+#           movsq", a movq loop
+#   b       scire0 on eth0 talking to itself (as scripts/vm sets it up)
+#   b'      the same with /sys/module/scire/parameters/fast_path at 0, if
+#           scire has that parameter (not with --quick)
+#   c       scireA (netns nsA) <-> scireB (netns nsB) over a veth pair
+#   a       rxe0 on eth0 talking to itself (scire0 deleted, rdma_rxe loaded)
+#   d       scireB (netns nsB, perftest client) -> rxeA (init_net, server)
+#           over a veth pair
+#
+# the perftest RC tools ib_{write,read,send,atomic}_{bw,lat} at each size
+# (atomics: their fixed 8 bytes). Every run prints one line on stdout, and
+# scripts/bench does the arithmetic (medians, ratios):
+#
+#   BENCH info NAME TEXT           a fact about the guest or the arguments
+#   BENCH config KEY LABEL|TEXT    configuration KEY starts
+#   BENCH skip KEY WHY             KEY is not run
+#   BENCH setupfail KEY WHY        KEY could not be set up: no runs
+#   BENCH run KEY TOOL SIZE VALUE [NOTE]   one good run
+#   BENCH fail KEY TOOL SIZE WHY   one failed run; its output follows as
+#                                  "BENCH| " lines
+#   BENCH note KEY TEXT            e.g. packets seen on the wire
+#   BENCH done SECONDS
+#
+# VALUE: MiB/s (2^20 bytes/s) for *_bw and memcpy, t_typical in usec for
+# *_lat. A failed run is retried until RUNS runs of the cell succeeded or
+# it had MAX_ATTEMPTS tries; nothing is ever made up for one that failed.
+# Asserts nothing: exit status 0 unless the script itself cannot run.
+# shellcheck disable=SC2317 # functions run through traps
+# shellcheck source-path=SCRIPTDIR/..
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export SCIRE_ROOT=${SCIRE_ROOT:-$(dirname "$here")}
+export SCIRE_BUILD=${SCIRE_BUILD:-$SCIRE_ROOT/build}
+# shellcheck source=selftests/lib.sh
+. "$SCIRE_ROOT/selftests/lib.sh"
+
+quick=0
+case ${1:-} in
+--quick) quick=1 ;;
+"") ;;
+*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+# Every run costs about 3 s besides its measured part under TCG (process
+# start-up, perftest's own sleep(1) after connecting, teardown): with 26
+# cells, 3 runs each and 4 or 5 configurations, a 1 s window is what
+# keeps a full run near 25 minutes.
+if [ "$quick" = 1 ]; then
+	RUNS=1 MAX_ATTEMPTS=2 SIZES="2 65536"
+else
+	RUNS=3 MAX_ATTEMPTS=5 SIZES="2 4096 65536 1048576"
+fi
+BW_SECS=1
+BW_TOOLS="ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw"
+LAT_TOOLS="ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat"
+# Per run, server and client; a hung run costs this much, then the next.
+RUN_TIMEOUT=60
+# After this many timed-out runs in a row a configuration is given up: a
+# device that hangs every run would otherwise cost hours.
+MAX_TIMEOUTS=4
+TIMEOUTS=0
+PORT=18000
+FAST_PATH=/sys/module/scire/parameters/fast_path
+
+# Latency iterations: enough samples for a stable t_typical (the median),
+# few enough that a slow device (milliseconds per iteration under TCG) at
+# 1 MiB takes a second, not minutes.
+lat_iters()
+{
+	if [ "$1" -ge 1048576 ]; then
+		echo 30
+	else
+		echo 100
+	fi
+}
+
+# perftest's duration mode (-D S) times a window of S seconds with alarm()
+# and counts the operations completed in it; -f 0: no margins, the window
+# is the whole run (a second of warm-up would double a run's length).
+bw_args() { echo "-F -D $BW_SECS -f 0"; }
+lat_args() { echo "-F -n $(lat_iters "$1")"; }
+
+say() { printf 'BENCH %s\n' "$*"; }
+
+# The server's and client's sides of the current configuration.
+S_NS="" S_DEV="" S_GID="" S_IP="" C_NS="" C_DEV="" C_GID=""
+
+# sides SERVER_NS SERVER_DEV SERVER_GID SERVER_IP CLIENT_NS CLIENT_DEV CLIENT_GID
+sides()
+{
+	S_NS=$1 S_DEV=$2 S_GID=$3 S_IP=$4 C_NS=$5 C_DEV=$6 C_GID=$7
+}
+
+# parse TOOL SIZE OUTPUT: print "VALUE NOTE" from the client's perftest
+# OUTPUT, or a reason it has none (exit status 1).
+#
+# bw, duration mode: "#bytes #iterations BW-peak BW-average MsgRate".
+# VALUE is #iterations * size / window. perftest's own BW average is the
+# same quotient timed with the cycle counter, whose calibration (redone
+# when it reports) fails in about a third of the runs under TCG ("r^2 <
+# 0.9": it then prints 0.00); it goes into NOTE for comparison.
+# lat: "#bytes #iterations t_min t_max t_typical ..."; t_typical has no
+# such fallback, so a failed calibration fails the run.
+parse()
+{
+	local tool=$1 size=$2 out=$3
+
+	awk -v tool="$tool" -v size="$size" -v secs="$BW_SECS" '
+	/Correlation coefficient/ { calib = 1 }
+	$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 && $1 == size {
+		for (i = 3; i <= NF; i++)
+			if ($i !~ /^[0-9]+(\.[0-9]+)?$/)
+				bad = "figure " i " (" $i ") is not a number: " $0
+		line = $0
+		iters = $2
+		if (tool ~ /_bw$/)
+			pt = $4
+		else
+			typ = $5
+	}
+	END {
+		if (line == "") {
+			print "no result line for " size " bytes"
+			exit 1
+		}
+		if (bad != "") {
+			print bad
+			exit 1
+		}
+		if (tool ~ /_bw$/) {
+			printf "%.6f perftest=%s,iters=%s\n", iters * size / secs / 1048576, pt, iters
+			exit 0
+		}
+		if (typ + 0 <= 0) {
+			if (calib)
+				print "t_typical " typ ": perftest cycle-counter calibration failed (r^2 < 0.9)"
+			else
+				print "t_typical " typ " is not above 0"
+			exit 1
+		}
+		print typ
+	}' <<<"$out"
+}
+
+# A fifo no one writes to: "read -t" on it is a sleep that forks nothing
+# (under TCG every new process, sleep or ss, costs a tenth of a second,
+# and a run polls for its server's socket many times).
+scratch=$(mktemp -d)
+mkfifo "$scratch/nap"
+exec {nap_fd}<>"$scratch/nap"
+nap() { read -r -t "$1" -u "$nap_fd" _; }
+
+# listening PID PORT: does process PID's network namespace have a TCP
+# socket listening on PORT? Read from /proc/PID/net, so it needs no
+# "ip netns exec ss" per poll.
+listening()
+{
+	local want f addr st
+
+	printf -v want ':%04X' "$2"
+	for f in "/proc/$1/net/tcp" "/proc/$1/net/tcp6"; do
+		[ -r "$f" ] || continue
+		while read -r _ addr _ st _; do
+			[ "$st" = 0A ] && [ "${addr%"$want"}" != "$addr" ] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# pair TOOL ARG...: TOOL ARG... as the server (S_NS, S_DEV, S_GID) and, once
+# it listens on TCP port $PORT, as its client (C_NS, C_DEV, C_GID) towards
+# S_IP; each side under timeout RUN_TIMEOUT. The client's output (stdout
+# and stderr) is in $scratch/client, the server's in $scratch/server.
+# Exit status 0 if both sides exited 0; else prints what went wrong and
+# exits 2 if a side timed out, 1 otherwise.
+pair()
+{
+	local tool=$1 spid src crc i
+	local -a srv cli
+
+	shift
+	srv=(timeout -k 5 "$RUN_TIMEOUT" "$tool" -d "$S_DEV" -x "$S_GID" -p "$PORT" "$@")
+	cli=(timeout -k 5 "$RUN_TIMEOUT" "$tool" -d "$C_DEV" -x "$C_GID" -p "$PORT" "$@" "$S_IP")
+	# Not through in_ns: $! must be timeout itself (ip netns exec
+	# execs it) so that /proc/$!/net is the server's namespace.
+	if [ -n "$S_NS" ]; then
+		ip netns exec "$S_NS" "${srv[@]}" >"$scratch/server" 2>&1 &
+	else
+		"${srv[@]}" >"$scratch/server" 2>&1 &
+	fi
+	spid=$!
+	for ((i = 0; i < 600; i++)); do
+		listening "$spid" "$PORT" && break
+		kill -0 "$spid" 2>/dev/null || break
+		nap 0.05
+	done
+	if ! listening "$spid" "$PORT"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		echo "the server did not listen on TCP port $PORT (status $?)"
+		return 1
+	fi
+	in_ns "$C_NS" "${cli[@]}" >"$scratch/client" 2>&1
+	crc=$?
+	# A server whose client failed may wait for it for good.
+	for ((i = 0; i < 100 && crc != 0; i++)); do
+		kill -0 "$spid" 2>/dev/null || break
+		nap 0.05
+	done
+	[ "$crc" = 0 ] || kill "$spid" 2>/dev/null
+	wait "$spid"
+	src=$?
+	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
+	echo "server exit status $src, client exit status $crc (124, 137: timed out after ${RUN_TIMEOUT}s)"
+	case " $src $crc " in
+	*" 124 "* | *" 137 "*) return 2 ;;
+	esac
+	return 1
+}
+
+# one_run KEY TOOL SIZE: one server/client run between the current sides;
+# prints a BENCH run or BENCH fail line; exit status 0 if it was good.
+one_run()
+{
+	local key=$1 tool=$2 size=$3 why val rc
+	local -a args
+
+	PORT=$((PORT + 1))
+	case $tool in
+	*_bw) read -ra args <<<"$(bw_args)" ;;
+	*) read -ra args <<<"$(lat_args "$size")" ;;
+	esac
+	case $tool in
+	ib_atomic_*) ;;
+	*) args+=(-s "$size") ;;
+	esac
+	why=$(pair "$tool" "${args[@]}")
+	rc=$?
+	if [ "$rc" = 2 ]; then
+		TIMEOUTS=$((TIMEOUTS + 1))
+	else
+		TIMEOUTS=0
+	fi
+	if [ "$rc" = 0 ] && val=$(parse "$tool" "$size" "$(cat "$scratch/client")"); then
+		say "run $key $tool $size $val"
+		return 0
+	fi
+	say "fail $key $tool $size ${why:-$val}"
+	{
+		echo "server: $tool -d $S_DEV -x $S_GID -p $PORT ${args[*]} (netns ${S_NS:-init_net})"
+		cat "$scratch/server"
+		echo "client: $tool -d $C_DEV -x $C_GID -p $PORT ${args[*]} $S_IP (netns ${C_NS:-init_net})"
+		cat "$scratch/client"
+	} | sed 's/^/BENCH| /'
+	return 1
+}
+
+# cell KEY TOOL SIZE: RUNS good runs, MAX_ATTEMPTS tries at most.
+cell()
+{
+	local good=0 try
+
+	for ((try = 1; try <= MAX_ATTEMPTS && good < RUNS; try++)); do
+		if [ "$TIMEOUTS" -ge "$MAX_TIMEOUTS" ]; then
+			say "fail $1 $2 $3 not run: the last $TIMEOUTS runs of ($1) timed out"
+			return
+		fi
+		one_run "$@" && good=$((good + 1))
+	done
+}
+
+# matrix KEY: every tool and size between the current sides.
+matrix()
+{
+	local key=$1 tool size start=$SECONDS
+
+	TIMEOUTS=0
+	for tool in $BW_TOOLS $LAT_TOOLS; do
+		case $tool in
+		ib_atomic_*) cell "$key" "$tool" 8 ;;
+		*) for size in $SIZES; do cell "$key" "$tool" "$size"; done ;;
+		esac
+	done
+	say "note $key matrix took $((SECONDS - start)) s"
+}
+
+# counter DEV NAME: hw counter NAME of RDMA device DEV, or "?".
+counter() { rdma_counter "$1" "$2" || echo "?"; }
+
+# netdev_tx NS IFACE: transmitted packets of netdev IFACE in netns NS.
+netdev_tx() { in_ns "$1" cat "/sys/class/net/$2/statistics/tx_packets" 2>/dev/null || echo "?"; }
+
+# delta A B: B - A, or "?" if either is unknown.
+delta()
+{
+	case "$1$2" in
+	*[!0-9]*) echo "?" ;;
+	*) echo $(($2 - $1)) ;;
+	esac
+}
+
+# All of the run is in main(): bash reads a script as it runs it, and a
+# full run lasts about 25 minutes, during which this file may change.
+main()
+{
+	# --- facts ----------------------------------------------------
+
+	t0=$SECONDS
+	say "info mode $([ "$quick" = 1 ] && echo quick || echo full)"
+	say "info runs $RUNS"
+	say "info max_attempts $MAX_ATTEMPTS"
+	say "info kernel $(uname -r) $(uname -v)"
+	say "info perftest $(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo unknown)"
+	say "info cpu $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) vCPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+	say "info bw_args $(bw_args) -s SIZE"
+	say "info lat_args -F -n N -s SIZE (N: $(for s in $SIZES; do printf '%s at %s B, ' "$(lat_iters "$s")" "$s"; done | sed 's/, $//'))"
+	say "info scire_ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
+	if [ -e "$FAST_PATH" ]; then
+		say "info fast_path $(cat "$FAST_PATH")"
+	else
+		say "info fast_path absent"
+	fi
+
+	# --- memcpy ceiling -------------------------------------------
+
+	# libc's memcpy, and the kernel's ways: "rep movsb" on a CPU with ERMS
+	# or FSRM, "rep movsq" with REP_GOOD only, a loop of 8-byte moves
+	# without either (the guest's flags say which it has).
+	say "config memcpy guest memcpy|memcpy_bw, one thread, 2 x 128 MiB buffers, 1 s per chunk size"
+	say "info cpuflags $(grep -o -w -E 'fsrm|erms|rep_good|avx2|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+	mbw=$SCIRE_BUILD/bench/memcpy_bw
+	for ((i = 0; i < RUNS; i++)); do
+		for how in memcpy repmovsb repmovsq movq; do
+			if [ -x "$mbw" ] && out=$("$mbw" -m "$how" -t 1 4K 64K 1M 2>&1); then
+				awk '{ print "BENCH run memcpy " $1 " " $2 " " $3 }' <<<"$out"
+				continue
+			fi
+			[ -x "$mbw" ] || out="$mbw missing: run make"
+			for size in 4096 65536 1048576; do
+				say "fail memcpy $how $size memcpy_bw -m $how failed"
+			done
+			printf '%s\n' "$out" | sed 's/^/BENCH| /'
+		done
+	done
+
+	# --- (b) and (b'): scire0 talking to itself -------------------
+
+	say "config b (b) scire self|scire0 on eth0 (192.168.77.2), server and client on the same device"
+	if ! rdma_has scire0; then
+		say "setupfail b scire0 does not exist (is scire loaded?)"
+	elif ! gid=$(need_dev_gid scire0 2>&1); then
+		say "setupfail b $gid"
+	else
+		sides "" scire0 "$gid" 127.0.0.1 "" scire0 "$gid"
+		tx0=$(counter scire0 tx_packets)
+		matrix b
+		say "note b scire0 tx_packets during (b): $(delta "$tx0" "$(counter scire0 tx_packets)")"
+
+		say "config b' (b') scire self, wire path|as (b), with scire's fast_path module parameter at 0"
+		if [ "$quick" = 1 ]; then
+			say "skip b' not in a quick run"
+		elif [ ! -w "$FAST_PATH" ]; then
+			say "skip b' scire has no writable $FAST_PATH"
+		else
+			fp=$(cat "$FAST_PATH")
+			if echo 0 >"$FAST_PATH"; then
+				tx0=$(counter scire0 tx_packets)
+				matrix "b'"
+				say "note b' scire0 tx_packets during (b'): $(delta "$tx0" "$(counter scire0 tx_packets)")"
+			else
+				say "setupfail b' cannot write 0 to $FAST_PATH"
+			fi
+			echo "$fp" >"$FAST_PATH" || say "note b' cannot restore $FAST_PATH to $fp"
+		fi
+	fi
+
+	# --- (c): two scire devices over a veth pair ------------------
+
+	# A configuration that needs a topology runs in a subshell: lib.sh's topo_*
+	# helpers exit on error, and its EXIT trap tears down whatever was set up.
+	say "config c (c) scire-scire veth|scireA on vethA (netns nsA, 10.77.0.1, server) <-> scireB on vethB (netns nsB, 10.77.0.2, client), MTU 9000"
+	(
+		err=$(mktemp)
+		ready=0
+		on_exit()
+		{
+			[ "$ready" = 1 ] || say "setupfail c $(tr '\n' ' ' <"$err")"
+			topo_teardown >"$err" 2>&1 || say "note c teardown: $(tr '\n' ' ' <"$err")"
+			rm -f "$err"
+		}
+		trap on_exit EXIT
+		topo_scire_pair 9000 2>"$err" >&2
+		ready=1
+		sides "$TOPO_NS_A" "$TOPO_DEV_A" "$TOPO_GID_A" "$TOPO_IP_A" "$TOPO_NS_B" "$TOPO_DEV_B" "$TOPO_GID_B"
+		tx0=$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A") tx1=$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")
+		matrix c
+		say "note c veth packets during (c): $(delta "$tx0" "$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A")") sent by $TOPO_IF_A, $(delta "$tx1" "$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")") by $TOPO_IF_B"
+	)
+
+	# --- (a) and (d): rdma_rxe ------------------------------------
+
+	say "config a (a) rxe self|rxe0 on eth0 (192.168.77.2), server and client on the same device; scire0 deleted first"
+	say "config d (d) scire-rxe veth|rxeA on vrxe (init_net, 10.77.0.1, server) <- scireB on vsci (netns nsB, 10.77.0.2, client), MTU 9000"
+	(
+		err=$(mktemp)
+		scire0_deleted=0 rxe_loaded=0
+		on_exit()
+		{
+			if rdma_has rxe0; then
+				timeout 60 rdma link delete rxe0 || say "note a teardown: rdma link delete rxe0 failed"
+			fi
+			if [ "$rxe_loaded" = 1 ]; then
+				wait_for 10 timeout 10 rmmod rdma_rxe || say "note d teardown: rmmod rdma_rxe failed"
+			fi
+			if [ "$scire0_deleted" = 1 ]; then
+				timeout 60 rdma link add scire0 type scire netdev eth0 ||
+					say "note d teardown: cannot add scire0 on eth0 again"
+			fi
+			rm -f "$err"
+		}
+		trap on_exit EXIT
+		if rdma_has scire0; then
+			if ! out=$(timeout 60 rdma link delete scire0 2>&1); then
+				say "setupfail a rdma link delete scire0: $out"
+				say "setupfail d rdma link delete scire0: $out"
+				exit 1
+			fi
+			scire0_deleted=1
+		fi
+		if [ ! -d /sys/module/rdma_rxe ]; then
+			if ! out=$(timeout 60 modprobe rdma_rxe 2>&1); then
+				say "setupfail a modprobe rdma_rxe: $out"
+				say "setupfail d modprobe rdma_rxe: $out"
+				exit 1
+			fi
+			rxe_loaded=1
+		fi
+
+		if ! out=$(timeout 60 rdma link add rxe0 type rxe netdev eth0 2>&1); then
+			say "setupfail a rdma link add rxe0 type rxe netdev eth0: $out"
+		elif ! gid=$(need_dev_gid rxe0 2>&1); then
+			say "setupfail a $gid"
+		else
+			sides "" rxe0 "$gid" 127.0.0.1 "" rxe0 "$gid"
+			matrix a
+		fi
+		if rdma_has rxe0 && ! out=$(timeout 60 rdma link delete rxe0 2>&1); then
+			say "note a rdma link delete rxe0: $out"
+		fi
+
+		# topo_rxe_scire exits on error: a subshell of its own. It finds
+		# scire0 gone and rdma_rxe loaded, so undoing that stays ours.
+		(
+			ready=0
+			topo_exit()
+			{
+				[ "$ready" = 1 ] || say "setupfail d $(tr '\n' ' ' <"$err")"
+				topo_teardown >"$err" 2>&1 || say "note d teardown: $(tr '\n' ' ' <"$err")"
+			}
+			trap topo_exit EXIT
+			topo_rxe_scire 9000 2>"$err" >&2
+			ready=1
+			sides "$TOPO_NS_A" "$TOPO_DEV_A" "$TOPO_GID_A" "$TOPO_IP_A" "$TOPO_NS_B" "$TOPO_DEV_B" "$TOPO_GID_B"
+			tx0=$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")
+			matrix d
+			say "note d veth packets during (d): $(delta "$tx0" "$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")") sent by $TOPO_IF_B (scire)"
+		)
+	)
+
+	rm -rf "$scratch"
+	say "done $((SECONDS - t0))"
+}
+
+# One line: nothing after it is read, whatever the file holds by then.
+main "$@"; exit 0
