@@ -319,6 +319,17 @@ static void scire_resp_imm(struct sk_buff *skb, const struct scire_pkt *pkt,
 	cqe->imm_data = (__force u32)get_unaligned(&immdt->imm);
 }
 
+/* Scatter a request's payload into the receive WQE in hand (its SGL). */
+static int scire_resp_place(struct scire_qp *qp, struct sk_buff *skb,
+			    const struct scire_pkt *pkt)
+{
+	if (!pkt->paylen)
+		return 0;
+	return scire_sgl_copy(qp->resp.sgl,
+			      scire_resp_hdr(skb, pkt->opcode, SCIRE_H_PAYLOAD),
+			      pkt->paylen, true);
+}
+
 /* Post a successful receive completion; an overrun CQ fails the QP. */
 static bool scire_resp_complete(struct scire_qp *qp, struct scire_cqe *cqe,
 				const struct scire_pkt *pkt)
@@ -355,10 +366,7 @@ static void scire_resp_send(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	if (pkt->paylen) {
-		ret = scire_sgl_copy(resp->sgl,
-				     scire_resp_hdr(skb, pkt->opcode,
-						    SCIRE_H_PAYLOAD),
-				     pkt->paylen, true);
+		ret = scire_resp_place(qp, skb, pkt);
 		/* Hold no MR between packets: dereg must not wait for us. */
 		scire_sgl_release(resp->sgl);
 		if (ret == -ENOSPC) {
@@ -687,10 +695,13 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 			mr = scire_mr_lookup(scire_resp_pd(qp), rd->rkey, true,
 					     rd->va, chunk,
 					     IB_ACCESS_REMOTE_READ);
-			ret = IS_ERR(mr) ? PTR_ERR(mr) :
-			      scire_mr_copy(mr, rd->va, payload, chunk, false);
-			if (!IS_ERR(mr))
+			if (IS_ERR(mr)) {
+				ret = PTR_ERR(mr);
+			} else {
+				ret = scire_mr_copy(mr, rd->va, payload, chunk,
+						    false);
 				scire_mr_put(mr);
+			}
 			if (ret) {
 				kfree_skb(skb);
 				/* A replay stops like a lost response. */
@@ -979,11 +990,8 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 
 	scire_resp_grh(skb, grh);
 	ret = scire_sgl_copy(resp->sgl, grh, sizeof(grh), true);
-	if (!ret && pkt->paylen)
-		ret = scire_sgl_copy(resp->sgl,
-				     scire_resp_hdr(skb, pkt->opcode,
-						    SCIRE_H_PAYLOAD),
-				     pkt->paylen, true);
+	if (!ret)
+		ret = scire_resp_place(qp, skb, pkt);
 	scire_sgl_release(resp->sgl);
 	if (ret == -ENOSPC) {
 		if (qp->srq) {
