@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/completion.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
@@ -459,6 +460,10 @@ struct scire_mcg {
  * @opcode:	BTH opcode.
  * @ackreq:	BTH AckReq.
  * @se:		BTH SE.
+ * @local:	a same-host unit (see scire_pkt_send()): no UDP, IP or ICRC,
+ *		the payload may sit in page fragments of the sender's MR,
+ *		and a message is segmented by SCIRE_LOCAL_MTU, not the path
+ *		MTU. Set by the sender before scire_pkt_send().
  */
 struct scire_pkt {
 	struct scire_dev *sdev;
@@ -469,6 +474,7 @@ struct scire_pkt {
 	u8 opcode;
 	bool ackreq;
 	bool se;
+	bool local;
 };
 
 static inline struct scire_pkt *scire_pkt(struct sk_buff *skb)
@@ -481,6 +487,35 @@ static inline void *scire_pkt_hdr(struct sk_buff *skb, enum scire_hdr_index h)
 {
 	return skb->data + scire_opcode[scire_pkt(skb)->opcode].offset[h];
 }
+
+/*
+ * Payload bytes per PSN of a same-host unit. 32 KiB fits in page fragments
+ * at any alignment (9 of MAX_SKB_FRAGS), and, where the bytes must be
+ * copied instead (kernel memory, scattered SGEs), in one linear skb below
+ * SCIRE_PKT_MAX_LEN.
+ */
+#define SCIRE_LOCAL_MTU		SZ_32K
+
+/* Send same-host traffic as whole units and run receivers inline. */
+extern bool scire_fast_path;
+
+#define SCIRE_RUNSET_SIZE	8
+#define SCIRE_RUNSET_MAX_RUNS	16
+
+/**
+ * struct scire_runset - QPs a run delivered same-host packets to, to be run
+ * next in the same context instead of in their work items.
+ * @qp:		held QPs, a FIFO from @head to @tail (free-running).
+ * @head:	next to run.
+ * @tail:	next free slot.
+ * @runs:	runs done so far; bounded by SCIRE_RUNSET_MAX_RUNS.
+ */
+struct scire_runset {
+	struct scire_qp *qp[SCIRE_RUNSET_SIZE];
+	unsigned int head;
+	unsigned int tail;
+	unsigned int runs;
+};
 
 #include "scire_req.h"
 #include "scire_resp.h"
@@ -546,6 +581,9 @@ enum scire_qp_pending {
  * @req:	requester and completer state (scire_req.c, scire_comp.c).
  * @resp:	responder state (scire_resp.c).
  * @src_port:	UDP source port of this QP's packets.
+ * @runset:	while a run of this QP holds @work_mutex with the fast path
+ *		on: where its same-host deliveries go (scire_qp_rcv()).
+ * @run_task:	the task doing that run; only it may use @runset.
  */
 struct scire_qp {
 	struct ib_qp ibqp;
@@ -591,7 +629,17 @@ struct scire_qp {
 	struct scire_req req;
 	struct scire_resp resp;
 	u16 src_port;
+
+	struct scire_runset *runset;
+	struct task_struct *run_task;
 };
+
+/* Payload bytes per PSN of a request or READ response @pkt belongs to. */
+static inline u32 scire_pkt_mtu(const struct scire_qp *qp,
+				const struct scire_pkt *pkt)
+{
+	return pkt->local ? SCIRE_LOCAL_MTU : qp->mtu;
+}
 
 /**
  * enum scire_mw_state - binding state of a type 2 memory window.
@@ -767,6 +815,13 @@ int scire_sgl_copy(struct scire_sgl *sgl, void *buf, u32 len, bool to_sgl);
 int scire_sgl_seek(struct scire_sgl *sgl, u64 offset);
 void scire_sgl_release(struct scire_sgl *sgl);
 u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge);
+int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len);
+int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
+		   u32 len);
+int scire_pkt_to_sgl(struct sk_buff *skb, u32 off, u32 len,
+		     struct scire_sgl *sgl);
+int scire_pkt_to_mr(struct sk_buff *skb, u32 off, u32 len,
+		    struct scire_mr *mr, u64 iova);
 
 /* scire_qp.c */
 int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -783,7 +838,8 @@ int scire_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 struct scire_qp *scire_qp_get(struct scire_dev *sdev, u32 qpn);
 void scire_qp_put(struct scire_qp *qp);
-void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb);
+void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
+		  struct scire_runset *rs);
 void scire_qp_kick(struct scire_qp *qp);
 void scire_qp_error(struct scire_qp *qp);
 void scire_qp_sq_drained(struct scire_qp *qp);
@@ -841,6 +897,7 @@ int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
 		  const struct rdma_ah_attr *attr);
 struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 				u32 len, gfp_t gfp);
+bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av);
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb);
 int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,

@@ -288,8 +288,12 @@ static struct scire_req_wqe *scire_comp_head(struct scire_qp *qp, u8 kind)
 	return w;
 }
 
-/* Write @len bytes at byte @off of the head WQE's SGL (LOCAL_WRITE). */
-static int scire_comp_place(struct scire_qp *qp, u64 off, void *buf, u32 len)
+/*
+ * Write @len bytes at byte @off of the head WQE's SGL (LOCAL_WRITE): the
+ * payload of @skb, or without one, @buf.
+ */
+static int scire_comp_place(struct scire_qp *qp, u64 off,
+			    struct sk_buff *skb, void *buf, u32 len)
 {
 	struct scire_send_wqe *wqe = scire_req_shadow(&qp->req,
 						      qp->sq.consumer);
@@ -300,7 +304,11 @@ static int scire_comp_place(struct scire_qp *qp, u64 off, void *buf, u32 len)
 		       (const struct scire_sge *)wqe->data, wqe->num_sge);
 	if (off)
 		ret = scire_sgl_seek(&sgl, off);
-	if (!ret)
+	if (!ret && skb)
+		ret = scire_pkt_to_sgl(skb,
+				       scire_opcode[scire_pkt(skb)->opcode].hdr_len,
+				       len, &sgl);
+	else if (!ret)
 		ret = scire_sgl_copy(&sgl, buf, len, true);
 	scire_sgl_release(&sgl);
 	return ret;
@@ -349,9 +357,7 @@ static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	if (expect) {
-		ret = scire_comp_place(qp, off,
-				       skb->data + scire_opcode[pkt->opcode].hdr_len,
-				       expect);
+		ret = scire_comp_place(qp, off, skb, NULL, expect);
 		if (ret) {
 			scire_comp_fail(qp, scire_comp_mem_status(ret));
 			return;
@@ -379,7 +385,7 @@ static void scire_comp_atomic(struct scire_qp *qp, struct sk_buff *skb,
 
 	/* The local buffer gets the value in host order. */
 	orig = (u64)be32_to_cpu(atm->orig_hi) << 32 | be32_to_cpu(atm->orig_lo);
-	ret = scire_comp_place(qp, 0, &orig, sizeof(orig));
+	ret = scire_comp_place(qp, 0, NULL, &orig, sizeof(orig));
 	if (ret) {
 		scire_comp_fail(qp, scire_comp_mem_status(ret));
 		return;

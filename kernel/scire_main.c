@@ -21,6 +21,11 @@ MODULE_DESCRIPTION("scire: software RoCEv2 RDMA device with a SCIF-style RMA bri
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("scire");
 
+bool scire_fast_path = true;
+module_param_named(fast_path, scire_fast_path, bool, 0644);
+MODULE_PARM_DESC(fast_path,
+		 "Same-host QP pairs exchange whole units without packet headers or ICRC, and receivers run in the sender's context (default Y; N forces the wire path, checked when a QP enters RTS)");
+
 /*
  * Every scire device, registered or on its way in or out. The mutex is never
  * held across a call into the core that may take RTNL (registration), since

@@ -1365,3 +1365,207 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge)
 		sum += sge[i].length;
 	return sum;
 }
+
+/**
+ * scire_mr_frags() - append a range of a user MR to an skb as page
+ * fragments, without copying it.
+ * @mr: an MR held from scire_mr_lookup(), which checked the range and
+ *	rights for reading.
+ * @iova: first byte in the MR's address space.
+ * @skb: the skb; each fragment takes a page reference, so the bytes stay
+ *	 readable until the skb is freed, even if the MR is deregistered.
+ * @len: bytes to append.
+ *
+ * Only user MRs are pinned page lists whose pages may be referenced like
+ * this; kernel memory (DMA and fast-reg MRs) may be slab and is copied by
+ * the caller instead.
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -EOPNOTSUPP for an MR that is not a user MR; -E2BIG when the
+ * skb runs out of fragment slots (MAX_SKB_FRAGS); an error of the range
+ * check as scire_mr_copy(). On error the skb may hold some of the range:
+ * the caller drops it.
+ */
+int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
+		   u32 len)
+{
+	u64 start = READ_ONCE(mr->iova), off = iova - start;
+	int ret;
+
+	if (mr->type != SCIRE_MR_USER)
+		return -EOPNOTSUPP;
+	ret = scire_mr_io_check(mr, start, iova, len, false);
+	if (ret)
+		return ret;
+
+	while (len) {
+		unsigned int in_page, n, i = skb_shinfo(skb)->nr_frags;
+		struct page *page;
+
+		page = scire_user_page(mr, off, &in_page);
+		if (!page)
+			return -EFAULT;
+		n = min_t(u32, len, PAGE_SIZE - in_page);
+		if (i && skb_can_coalesce(skb, i, page, in_page)) {
+			skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+			skb->len += n;
+			skb->data_len += n;
+		} else {
+			if (i >= MAX_SKB_FRAGS)
+				return -E2BIG;
+			get_page(page);
+			skb_add_rx_frag(skb, i, page, in_page, n, n);
+		}
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * scire_sgl_frags() - append the next @len bytes of a cursor's SGEs to an
+ * skb as page fragments (scire_mr_frags()) and advance the cursor.
+ * @sgl: the cursor.
+ * @skb: the skb.
+ * @len: bytes.
+ *
+ * lkeys are resolved for reading as scire_sgl_copy() does.
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -ENOSPC if the list ends first; an error of scire_mr_lookup()
+ * (a local protection error); -EOPNOTSUPP or -E2BIG when the bytes cannot
+ * be referenced (the caller copies them instead, after scire_sgl_seek()).
+ */
+int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len)
+{
+	while (len) {
+		const struct scire_sge *sge;
+		u32 n;
+		int ret;
+
+		if (sgl->index >= sgl->num_sge)
+			return -ENOSPC;
+		sge = &sgl->sge[sgl->index];
+		if (sgl->offset >= sge->length) {
+			scire_sgl_drop(sgl);
+			sgl->index++;
+			sgl->offset = 0;
+			continue;
+		}
+		if (!sgl->mr) {
+			struct scire_mr *mr;
+
+			mr = scire_mr_lookup(sgl->pd, sge->lkey, false,
+					     sge->addr, sge->length, 0);
+			if (IS_ERR(mr))
+				return PTR_ERR(mr);
+			sgl->mr = mr;
+			sgl->mr_write = false;
+		}
+		n = min(len, sge->length - sgl->offset);
+		ret = scire_mr_frags(sgl->mr, sge->addr + sgl->offset, skb, n);
+		if (ret)
+			return ret;
+		len -= n;
+		sgl->offset += n;
+	}
+	return 0;
+}
+
+/*
+ * Feed @len bytes of @skb from byte @off to @fn in contiguous pieces:
+ * the linear part, then page fragments mapped one at a time
+ * (skb_seq_read()).
+ */
+static int scire_pkt_walk(struct sk_buff *skb, u32 off, u32 len,
+			  int (*fn)(void *arg, u8 *buf, u32 n), void *arg)
+{
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 consumed = 0;
+	int ret = 0;
+
+	if ((u64)off + len > skb->len)
+		return -EINVAL;
+	/* A linear payload (any packet from the wire) needs no walk. */
+	if (off + len <= skb_headlen(skb))
+		return len ? fn(arg, skb->data + off, len) : 0;
+
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while (consumed < len) {
+		u32 n = skb_seq_read(consumed, &data, &st);
+
+		if (!n) {
+			ret = -EINVAL;
+			break;
+		}
+		n = min(n, len - consumed);
+		/* The source is never written: the cast only fits @fn. */
+		ret = fn(arg, (u8 *)data, n);
+		if (ret)
+			break;
+		consumed += n;
+	}
+	skb_abort_seq_read(&st);
+	return ret;
+}
+
+static int scire_pkt_sgl_piece(void *arg, u8 *buf, u32 n)
+{
+	return scire_sgl_copy(arg, buf, n, true);
+}
+
+/**
+ * scire_pkt_to_sgl() - scatter payload bytes of a packet into a cursor's
+ * SGEs (a receive WQE, a READ's local buffers).
+ * @skb: the packet; its payload may be linear or in page fragments.
+ * @off: first byte, from skb->data.
+ * @len: bytes.
+ * @sgl: the cursor; advanced as scire_sgl_copy() advances it.
+ *
+ * Context: any; no sleeping (fragments are mapped atomically).
+ * Return: 0; -EINVAL if the packet is shorter; else the error of
+ * scire_sgl_copy().
+ */
+int scire_pkt_to_sgl(struct sk_buff *skb, u32 off, u32 len,
+		     struct scire_sgl *sgl)
+{
+	return scire_pkt_walk(skb, off, len, scire_pkt_sgl_piece, sgl);
+}
+
+struct scire_pkt_mr_arg {
+	struct scire_mr *mr;
+	u64 iova;
+};
+
+static int scire_pkt_mr_piece(void *arg, u8 *buf, u32 n)
+{
+	struct scire_pkt_mr_arg *a = arg;
+	int ret;
+
+	ret = scire_mr_copy(a->mr, a->iova, buf, n, true);
+	a->iova += n;
+	return ret;
+}
+
+/**
+ * scire_pkt_to_mr() - copy payload bytes of a packet into an MR range (an
+ * RDMA WRITE).
+ * @skb: the packet; its payload may be linear or in page fragments.
+ * @off: first byte, from skb->data.
+ * @len: bytes.
+ * @mr: an MR held from scire_mr_lookup(), which checked the range and
+ *	rights.
+ * @iova: where the first byte goes, in the MR's address space.
+ *
+ * Context: any; no sleeping.
+ * Return: 0; -EINVAL if the packet is shorter; else the error of
+ * scire_mr_copy().
+ */
+int scire_pkt_to_mr(struct sk_buff *skb, u32 off, u32 len,
+		    struct scire_mr *mr, u64 iova)
+{
+	struct scire_pkt_mr_arg a = { .mr = mr, .iova = iova };
+
+	return scire_pkt_walk(skb, off, len, scire_pkt_mr_piece, &a);
+}

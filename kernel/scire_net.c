@@ -302,7 +302,8 @@ static bool scire_rcv_path_ok(const struct scire_qp *qp,
  * Context: BHs disabled (softirq from the socket, or loopback), under RCU,
  * which keeps @sdev alive (scire_net_dev_close() waits for it).
  */
-static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
+static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
+		      struct scire_runset *rs)
 {
 	const struct scire_opcode_info *info;
 	enum scire_drop_reason why;
@@ -408,7 +409,99 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb)
 		why = SCIRE_DROP_QP_PATH;
 		goto drop;
 	}
-	scire_qp_rcv(qp, skb);
+	scire_qp_rcv(qp, skb, rs);
+	scire_qp_put(qp);
+	return;
+
+drop:
+	scire_drop(sdev, skb, why);
+}
+
+/*
+ * scire_rcv_path_ok() for a same-host unit, which has no IP header: the
+ * sender's AV stands for it.
+ */
+static bool scire_unit_path_ok(const struct scire_qp *qp,
+			       const struct scire_av *from)
+{
+	const struct scire_av *av = &qp->av;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return false;
+	if (av->network_type != from->network_type)
+		return false;
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		return ipv6_addr_equal(&from->saddr.in6.sin6_addr,
+				       &av->daddr.in6.sin6_addr) &&
+		       ipv6_addr_equal(&from->daddr.in6.sin6_addr,
+				       &av->saddr.in6.sin6_addr);
+	return from->saddr.in4.sin_addr.s_addr == av->daddr.in4.sin_addr.s_addr &&
+	       from->daddr.in4.sin_addr.s_addr == av->saddr.in4.sin_addr.s_addr;
+}
+
+/*
+ * Receive a same-host unit (scire_pkt(skb)->local) sent with @from: the
+ * checks of scire_rcv() that still mean something without a wire. skb->data
+ * is the BTH, the headers are linear, the payload (no pad, no ICRC) may be
+ * in page fragments. Only RC and UC QPs exchange units. Consumes @skb.
+ *
+ * Context: process context, under RCU (keeps @sdev alive).
+ */
+static void scire_rcv_unit(struct scire_dev *sdev, struct sk_buff *skb,
+			   const struct scire_av *from,
+			   struct scire_runset *rs)
+{
+	const struct scire_opcode_info *info;
+	enum scire_drop_reason why;
+	struct scire_bth *bth;
+	struct scire_pkt *pkt;
+	struct scire_qp *qp;
+	u32 qpn;
+
+	why = SCIRE_DROP_MALFORMED;
+	if (skb_headlen(skb) < sizeof(*bth))
+		goto drop;
+	bth = (struct scire_bth *)skb->data;
+	info = &scire_opcode[bth->opcode];
+	if (!(info->mask & SCIRE_M_VALID) || scire_bth_pad(bth) ||
+	    skb_headlen(skb) < info->hdr_len)
+		goto drop;
+	qpn = scire_bth_qpn(bth);
+	if (qpn < 2 || qpn == IB_MULTICAST_QPN) {
+		why = SCIRE_DROP_QPN;
+		goto drop;
+	}
+
+	pkt = scire_pkt(skb);
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->sdev = sdev;
+	pkt->mask = info->mask;
+	pkt->psn = scire_bth_psn(bth);
+	pkt->qpn = qpn;
+	pkt->paylen = skb->len - info->hdr_len;
+	pkt->opcode = bth->opcode;
+	pkt->ackreq = scire_bth_ackreq(bth);
+	pkt->se = bth->flags & SCIRE_BTH_SE;
+	pkt->local = true;
+	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
+	scire_count(sdev, SCIRE_CNT_RX_BYTES, skb->len);
+
+	qp = scire_qp_get(sdev, qpn);
+	if (!qp) {
+		why = SCIRE_DROP_NO_QP;
+		goto drop;
+	}
+	if (!scire_rcv_transport_ok(qp, pkt->opcode)) {
+		scire_qp_put(qp);
+		why = SCIRE_DROP_QP_TYPE;
+		goto drop;
+	}
+	if (!scire_unit_path_ok(qp, from)) {
+		scire_qp_put(qp);
+		why = SCIRE_DROP_QP_PATH;
+		goto drop;
+	}
+	scire_qp_rcv(qp, skb, rs);
 	scire_qp_put(qp);
 	return;
 
@@ -427,7 +520,7 @@ static int scire_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	if (ns && skb->dev)
 		sdev = scire_ns_dev_rcu(ns, skb->dev);
 	if (sdev)
-		scire_rcv(sdev, skb);
+		scire_rcv(sdev, skb, NULL);
 	else
 		kfree_skb(skb);
 	rcu_read_unlock();
@@ -1027,6 +1120,43 @@ static struct dst_entry *scire_route_rcu(struct net *net, struct sock *sk,
 }
 
 /**
+ * scire_net_av_local() - is the destination of an AV a scire device of
+ * this host, in the device's network namespace?
+ * @sdev: the sending device.
+ * @av: the destination.
+ *
+ * Decides whether a connected QP exchanges same-host units with its peer
+ * (scire_req_start()). The answer holds until addresses move.
+ *
+ * Context: process context or softirq; takes RCU.
+ * Return: true if packets to @av would be looped back to a scire device.
+ */
+bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av)
+{
+	struct scire_net *snet = sdev->net;
+	struct net_device *ndev = NULL;
+	struct scire_dev *target;
+	struct socket *sock;
+	bool local = false;
+
+	if (!snet || (av->network_type != RDMA_NETWORK_IPV4 &&
+		      av->network_type != RDMA_NETWORK_IPV6))
+		return false;
+	rcu_read_lock();
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		sock = rcu_dereference(snet->ns->sock6);
+	else
+		sock = rcu_dereference(snet->ns->sock4);
+	if (sock) {
+		target = scire_tx_local_rcu(snet->ns, sock_net(sock->sk), sdev,
+					    av, &ndev);
+		local = !IS_ERR_OR_NULL(target);
+	}
+	rcu_read_unlock();
+	return local;
+}
+
+/**
  * scire_pkt_send() - complete a RoCEv2 packet and send or loop it back.
  * @qp: the sending QP; qp->src_port is the UDP source port.
  * @av: the destination (normally &qp->av).
@@ -1051,10 +1181,19 @@ static struct dst_entry *scire_route_rcu(struct net *net, struct sock *sk,
  * the namespace's socket is gone; -EAFNOSUPPORT for IPv6 without IPv6;
  * -ENOBUFS or -ENOMEM when the stack or allocation dropped it; -EINVAL or
  * -EMSGSIZE for a malformed AV or packet.
+ *
+ * A same-host unit (scire_pkt(skb)->local, see scire_req_start()) gets none
+ * of this: it goes straight to the receiving device's QP, and if its
+ * destination is not on this host any more it is dropped with -EMSGSIZE
+ * (a unit is larger than any wire MTU). When the sender is being run with
+ * a run set (scire_qp_run_all()), the receiving QP joins it.
  */
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb)
 {
+	struct scire_runset *rs = READ_ONCE(qp->run_task) == current ?
+				  qp->runset : NULL;
+	bool unit = scire_pkt(skb)->local;
 	struct scire_dev *sdev = qp->sdev;
 	struct scire_net *snet = sdev->net;
 	struct net_device *ndev = NULL;
@@ -1083,7 +1222,7 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	}
 	/* Also a caller still holding a reference gets its bytes intact. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb || scire_tx_room(sdev, av, skb)) {
+	if (!skb || (!unit && scire_tx_room(sdev, av, skb))) {
 		scire_drop(sdev, skb, SCIRE_DROP_NOMEM);
 		return -ENOMEM;
 	}
@@ -1107,6 +1246,17 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		ret = PTR_ERR(target);
 		goto drop_route;
 	}
+	if (unit) {
+		if (!target) {
+			ret = -EMSGSIZE;
+			goto drop_route;
+		}
+		scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
+		scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len);
+		scire_rcv_unit(target, skb, av, rs);
+		rcu_read_unlock();
+		return 0;
+	}
 	if (target) {
 		scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
 		scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len + SCIRE_ICRC_SIZE);
@@ -1116,7 +1266,7 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		skb->dev = ndev;
 		skb->pkt_type = PACKET_HOST;
 		local_bh_disable();
-		scire_rcv(target, skb);
+		scire_rcv(target, skb, rs);
 		local_bh_enable();
 		rcu_read_unlock();
 		return 0;

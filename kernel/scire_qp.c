@@ -58,7 +58,7 @@
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)
 
 static void scire_qp_work(struct work_struct *work);
-static bool scire_qp_run(struct scire_qp *qp, bool wait);
+static void scire_qp_run_all(struct scire_qp *qp, bool wait);
 
 /* Bytes of a ring mapping: the head, then num_entries slots. */
 static size_t scire_wq_ring_size(const struct scire_wq *wq)
@@ -335,18 +335,41 @@ void scire_qp_put(struct scire_qp *qp)
 		complete(&qp->released);
 }
 
+/*
+ * Add @qp to the QPs @rs runs next, held, unless it is there already.
+ * Return: false if @rs is full (the caller kicks the work item instead).
+ */
+static bool scire_runset_add(struct scire_runset *rs, struct scire_qp *qp)
+{
+	unsigned int i;
+
+	for (i = rs->head; i != rs->tail; i++)
+		if (rs->qp[i % SCIRE_RUNSET_SIZE] == qp)
+			return true;
+	if (rs->tail - rs->head >= SCIRE_RUNSET_SIZE ||
+	    !refcount_inc_not_zero(&qp->ref))
+		return false;
+	rs->qp[rs->tail++ % SCIRE_RUNSET_SIZE] = qp;
+	return true;
+}
+
 /**
- * scire_qp_rcv() - hand a received packet to the QP's work item.
+ * scire_qp_rcv() - hand a received packet to the QP's execution context.
  * @qp: the destination QP, held by the caller.
  * @skb: the packet, parsed into scire_pkt(skb); always consumed.
+ * @rs: for a same-host packet sent from a QP run with the fast path on,
+ *	that run's run set: @qp then runs right after it, in the same
+ *	context, instead of in its work item (NULL: kick the work item).
  *
  * A QP in RESET, INIT or ERR discards incoming packets (IBA 10.3), and so
  * does one with SCIRE_QP_RXQ_MAX packets already waiting: the sender
  * recovers by retransmission.
  *
  * Context: any (softirq on receive); takes rxq.lock with interrupts saved.
+ * @rs is only valid in the task that runs the sending QP.
  */
-void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb)
+void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
+		  struct scire_runset *rs)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	unsigned long flags;
@@ -369,7 +392,8 @@ void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 		kfree_skb(skb);
 		return;
 	}
-	scire_qp_kick(qp);
+	if (!rs || !scire_runset_add(rs, qp))
+		scire_qp_kick(qp);
 }
 
 /**
@@ -399,8 +423,8 @@ int scire_qp_doorbell(struct scire_qp *qp, u32 flags)
 		set_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
 		scire_qp_kick(qp);
 	}
-	if ((flags & SCIRE_DOORBELL_SQ) && scire_qp_run(qp, false))
-		scire_qp_kick(qp);
+	if (flags & SCIRE_DOORBELL_SQ)
+		scire_qp_run_all(qp, false);
 	return 0;
 }
 
@@ -558,9 +582,11 @@ static void scire_qp_flush(struct scire_qp *qp)
  * is taken; the work item, kicked, then does it). work_mutex serialises
  * runs with each other and with modify_qp; the requester, completer and
  * responder state is touched nowhere else while the QP is out of RESET.
+ * @rs, if not NULL, collects the QPs this run sends same-host packets to.
  * Return: true if the run left work and the work item must run again.
  */
-static bool scire_qp_run(struct scire_qp *qp, bool wait)
+static bool scire_qp_run(struct scire_qp *qp, bool wait,
+			 struct scire_runset *rs)
 {
 	unsigned int budget = SCIRE_QP_RX_BUDGET;
 	enum ib_qp_state state;
@@ -581,6 +607,10 @@ static bool scire_qp_run(struct scire_qp *qp, bool wait)
 	}
 	if (wait)
 		mutex_lock(&qp->work_mutex);
+	if (rs) {
+		qp->runset = rs;
+		WRITE_ONCE(qp->run_task, current);
+	}
 	state = READ_ONCE(qp->state);
 	switch (state) {
 	case IB_QPS_ERR:
@@ -621,17 +651,50 @@ static bool scire_qp_run(struct scire_qp *qp, bool wait)
 		scire_req_flush(qp);
 	more = more || !budget || !skb_queue_empty(&qp->rxq);
 out:
+	WRITE_ONCE(qp->run_task, NULL);
+	qp->runset = NULL;
 	mutex_unlock(&qp->work_mutex);
 	memalloc_noio_restore(noio);
 	return more;
+}
+
+/*
+ * Run @qp (@wait as scire_qp_run()). With the fast path on, also run the
+ * QPs it delivered same-host packets to, then those they answered, and so
+ * on, in this context: a message, its ACK and both completions take one
+ * system call or one work item instead of a work item hop per direction.
+ * The others are only tried (a QP whose work_mutex is taken is kicked
+ * instead), and after SCIRE_RUNSET_MAX_RUNS runs whatever is left is
+ * kicked too, so one caller never carries the whole host's traffic.
+ */
+static void scire_qp_run_all(struct scire_qp *qp, bool wait)
+{
+	struct scire_runset rs = { };
+
+	/* A work item may run while destroy_qp waits for the last reference. */
+	if (!READ_ONCE(scire_fast_path) || !refcount_inc_not_zero(&qp->ref)) {
+		if (scire_qp_run(qp, wait, NULL))
+			scire_qp_kick(qp);
+		return;
+	}
+	rs.qp[rs.tail++] = qp;
+	while (rs.head != rs.tail) {
+		struct scire_qp *next = rs.qp[rs.head++ % SCIRE_RUNSET_SIZE];
+		bool more = true;
+
+		if (rs.runs++ < SCIRE_RUNSET_MAX_RUNS)
+			more = scire_qp_run(next, wait && next == qp, &rs);
+		if (more)
+			scire_qp_kick(next);
+		scire_qp_put(next);
+	}
 }
 
 static void scire_qp_work(struct work_struct *work)
 {
 	struct scire_qp *qp = container_of(work, struct scire_qp, work);
 
-	if (scire_qp_run(qp, true))
-		scire_qp_kick(qp);
+	scire_qp_run_all(qp, true);
 }
 
 /*
@@ -1017,6 +1080,8 @@ int scire_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "cur_psn", READ_ONCE(req->cur_psn) },
 		{ "hi_psn", READ_ONCE(req->hi_psn) },
 		{ "tail_psn", READ_ONCE(req->tail_psn) },
+		{ "local", READ_ONCE(req->local) },
+		{ "mtu", READ_ONCE(req->mtu) },
 		{ "head_opcode", head_op },
 		{ "head_state", w.state },
 		{ "head_first_psn", w.first_psn },

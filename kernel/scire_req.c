@@ -241,11 +241,21 @@ void scire_req_start(struct scire_qp *qp)
 	req->tail_psn = psn;
 	req->comp_psn = psn;
 	req->hi_psn = psn;
-	/* A datagram has no path MTU: it may fill the port's (IBA 9.8.2). */
-	if (scire_req_is_ud(qp))
+	/*
+	 * A datagram has no path MTU: it may fill the port's (IBA 9.8.2). A
+	 * peer on this host takes units: the PSN arithmetic of both ends
+	 * follows the MTU the requests say they use (scire_pkt_mtu()).
+	 */
+	req->local = false;
+	if (scire_req_is_ud(qp)) {
 		req->mtu = ib_mtu_enum_to_int(scire_active_mtu(qp->sdev));
-	else
+	} else if (READ_ONCE(scire_fast_path) &&
+		   scire_net_av_local(qp->sdev, &qp->av)) {
+		req->local = true;
+		req->mtu = SCIRE_LOCAL_MTU;
+	} else {
 		req->mtu = clamp_t(u32, qp->mtu, 256, 4096);
+	}
 	req->retry_left = qp->retry_cnt;
 	req->rnr_left = qp->rnr_retry;
 	req->noack = 0;
@@ -560,9 +570,13 @@ static void scire_req_tx_release(struct scire_req_tx *tx)
 	tx->valid = false;
 }
 
-/* Read @len bytes at byte @off of WQE @index's SGL into @buf. */
+/*
+ * Read @len bytes at byte @off of WQE @index's SGL into @buf, or, with
+ * @skb, append them to @skb as page fragments (scire_sgl_frags()).
+ */
 static int scire_req_tx_copy(struct scire_qp *qp, struct scire_req_tx *tx,
-			     u32 index, u32 off, void *buf, u32 len)
+			     u32 index, u32 off, void *buf, struct sk_buff *skb,
+			     u32 len)
 {
 	struct scire_send_wqe *wqe = scire_req_shadow(&qp->req, index);
 	int ret;
@@ -582,7 +596,10 @@ static int scire_req_tx_copy(struct scire_qp *qp, struct scire_req_tx *tx,
 			tx->offset = off;
 		}
 	}
-	ret = scire_sgl_copy(&tx->sgl, buf, len, false);
+	if (skb)
+		ret = scire_sgl_frags(&tx->sgl, skb, len);
+	else
+		ret = scire_sgl_copy(&tx->sgl, buf, len, false);
 	if (ret)
 		goto err;
 	tx->offset += len;
@@ -671,12 +688,17 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 	struct scire_req *req = &qp->req;
 	const struct scire_send_wqe *wqe = scire_req_shadow(req, index);
 	const struct scire_opcode_info *oi = &scire_opcode[opcode];
-	u32 pad = -paylen & 3;
+	/* A unit has no pad: nothing on its way counts in 32-bit words. */
+	u32 pad = req->local ? 0 : -paylen & 3;
+	bool frags = req->local && paylen &&
+		     !(wqe->flags & SCIRE_WQE_F_INLINE);
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret;
 
-	skb = scire_pkt_alloc(qp, av, oi->hdr_len + paylen + pad, GFP_KERNEL);
+again:
+	skb = scire_pkt_alloc(qp, av, oi->hdr_len + (frags ? 0 : paylen + pad),
+			      GFP_KERNEL);
 	if (!skb)
 		return -ENOMEM;
 	scire_bth_init((struct scire_bth *)skb->data, opcode, se, pad,
@@ -685,16 +707,31 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 			   off);
 
 	payload = skb->data + oi->hdr_len;
-	if (paylen && (wqe->flags & SCIRE_WQE_F_INLINE)) {
+	if (frags) {
+		/* The responder copies straight out of our MR's pages. */
+		ret = scire_req_tx_copy(qp, tx, index, off, NULL, skb, paylen);
+		if (ret == -EOPNOTSUPP || ret == -E2BIG) {
+			kfree_skb(skb);
+			frags = false;
+			goto again;
+		}
+		if (ret) {
+			kfree_skb(skb);
+			return scire_req_mem_status(ret);
+		}
+	} else if (paylen && (wqe->flags & SCIRE_WQE_F_INLINE)) {
 		memcpy(payload, wqe->data + off, paylen);
 	} else if (paylen) {
-		ret = scire_req_tx_copy(qp, tx, index, off, payload, paylen);
+		ret = scire_req_tx_copy(qp, tx, index, off, payload, NULL,
+					paylen);
 		if (ret) {
 			kfree_skb(skb);
 			return scire_req_mem_status(ret);
 		}
 	}
-	memset(payload + paylen, 0, pad);
+	if (!frags)
+		memset(payload + paylen, 0, pad);
+	scire_pkt(skb)->local = req->local;
 	scire_pkt_send(qp, av, skb);
 	return 0;
 }

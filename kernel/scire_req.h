@@ -138,7 +138,8 @@ struct scire_req_wqe {
  * @hi_psn:	one past the highest PSN ever sent.
  * @back_psn:	PSN the last go-back (NAK, lost response) resent from.
  * @rnr_psn:	PSN the last RNR NAK named.
- * @mtu:	path MTU in bytes, fixed at RTS so PSN ranges stay valid.
+ * @mtu:	path MTU in bytes, fixed at RTS so PSN ranges stay valid;
+ *		SCIRE_LOCAL_MTU if @local.
  * @rd_atomic:	READ/atomic WQEs started and not completed.
  * @noack:	packets sent since the last one with AckReq.
  * @retry_left:	retries left on timeout or sequence error (IBA 9.7.6.1).
@@ -151,6 +152,8 @@ struct scire_req_wqe {
  *		dropped without going back again.
  * @rnr_wait:	an RNR NAK paused sending until @rnr_timer.
  * @stopped:	timers are being stopped; do not re-arm them.
+ * @local:	the peer is a scire QP of this host and the fast path was on
+ *		at RTS: requests are same-host units (struct scire_pkt).
  * @retrans_timer: local ACK timeout (IBA 9.7.6.1.2).
  * @rnr_timer:	RNR NAK delay (IBA 9.7.5.2.8).
  */
@@ -180,6 +183,7 @@ struct scire_req {
 	bool read_retry;
 	bool rnr_wait;
 	bool stopped;
+	bool local;
 
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;

@@ -106,6 +106,7 @@ static void scire_resp_send_ack(struct scire_qp *qp, u8 opcode, u8 syndrome,
 		put_unaligned_be32(upper_32_bits(orig), &atmack->orig_hi);
 		put_unaligned_be32(lower_32_bits(orig), &atmack->orig_lo);
 	}
+	scire_pkt(skb)->local = qp->resp.local;
 	scire_pkt_send(qp, &qp->av, skb);
 }
 
@@ -325,9 +326,8 @@ static int scire_resp_place(struct scire_qp *qp, struct sk_buff *skb,
 {
 	if (!pkt->paylen)
 		return 0;
-	return scire_sgl_copy(qp->resp.sgl,
-			      scire_resp_hdr(skb, pkt->opcode, SCIRE_H_PAYLOAD),
-			      pkt->paylen, true);
+	return scire_pkt_to_sgl(skb, scire_opcode[pkt->opcode].hdr_len,
+				pkt->paylen, qp->resp.sgl);
 }
 
 /* Post a successful receive completion; an overrun CQ fails the QP. */
@@ -514,10 +514,8 @@ static void scire_resp_write(struct scire_qp *qp, struct sk_buff *skb)
 					  IB_WC_REM_ACCESS_ERR);
 			return;
 		}
-		ret = scire_mr_copy(mr, va,
-				    scire_resp_hdr(skb, pkt->opcode,
-						   SCIRE_H_PAYLOAD),
-				    pkt->paylen, true);
+		ret = scire_pkt_to_mr(skb, scire_opcode[pkt->opcode].hdr_len,
+				      pkt->paylen, mr, va);
 		scire_mr_put(mr);
 		if (ret) {
 			scire_resp_reject(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
@@ -591,8 +589,10 @@ static u32 scire_resp_read_pkts(u32 len, u32 mtu)
 }
 
 /* Start generating the response to a READ; see scire_resp_read_pump(). */
-static void scire_resp_read_start(struct scire_qp *qp, u64 va, u32 len,
-				  u32 rkey, u32 psn, u32 msn, bool replay)
+static void scire_resp_read_start(struct scire_qp *qp,
+				  const struct scire_pkt *pkt, u64 va,
+				  u32 len, u32 rkey, u32 psn, u32 msn,
+				  bool replay)
 {
 	struct scire_resp_read *rd = &qp->resp.read;
 
@@ -602,7 +602,8 @@ static void scire_resp_read_start(struct scire_qp *qp, u64 va, u32 len,
 	rd->rkey = rkey;
 	rd->psn = psn;
 	rd->msn = msn;
-	rd->mtu = qp->mtu;
+	rd->mtu = scire_pkt_mtu(qp, pkt);
+	rd->local = pkt->local;
 	rd->first = true;
 	rd->replay = replay;
 	rd->active = true;
@@ -635,7 +636,7 @@ static void scire_resp_read_req(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	}
 
-	npkts = scire_resp_read_pkts(len, qp->mtu);
+	npkts = scire_resp_read_pkts(len, scire_pkt_mtu(qp, pkt));
 	res = scire_resp_res_add(qp, SCIRE_RESP_RES_READ, pkt->psn,
 				 scire_psn(pkt->psn + npkts - 1));
 	res->va = va;
@@ -645,7 +646,8 @@ static void scire_resp_read_req(struct scire_qp *qp, struct sk_buff *skb)
 	/* A READ counts as a completed message once accepted (C9-148). */
 	resp->msn = scire_psn(resp->msn + 1);
 	resp->psn = scire_psn(pkt->psn + npkts);
-	scire_resp_read_start(qp, va, len, rkey, pkt->psn, resp->msn, false);
+	scire_resp_read_start(qp, pkt, va, len, rkey, pkt->psn, resp->msn,
+			      false);
 }
 
 /*
@@ -659,8 +661,8 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 	u32 chunk, pad, sent = 0;
 	struct scire_mr *mr;
 	struct sk_buff *skb;
+	bool last, frags;
 	u8 *payload;
-	bool last;
 	u8 opcode;
 	int ret;
 
@@ -674,11 +676,13 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 			opcode = last ? SCIRE_OP_READ_RESPONSE_LAST :
 					SCIRE_OP_READ_RESPONSE_MIDDLE;
 		opcode |= SCIRE_OP_RC;
-		pad = -chunk & 3;
-
+		pad = rd->local ? 0 : -chunk & 3;
+		/* A unit carries the MR's pages themselves where it can. */
+		frags = rd->local && chunk;
+again:
 		skb = scire_pkt_alloc(qp, &qp->av,
-				      scire_opcode[opcode].hdr_len + chunk + pad,
-				      GFP_KERNEL);
+				      scire_opcode[opcode].hdr_len +
+				      (frags ? 0 : chunk + pad), GFP_KERNEL);
 		if (!skb) {
 			rd->active = false;
 			break;
@@ -698,9 +702,18 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 			if (IS_ERR(mr)) {
 				ret = PTR_ERR(mr);
 			} else {
-				ret = scire_mr_copy(mr, rd->va, payload, chunk,
-						    false);
+				if (frags)
+					ret = scire_mr_frags(mr, rd->va, skb,
+							     chunk);
+				else
+					ret = scire_mr_copy(mr, rd->va, payload,
+							    chunk, false);
 				scire_mr_put(mr);
+			}
+			if (frags && (ret == -EOPNOTSUPP || ret == -E2BIG)) {
+				kfree_skb(skb);
+				frags = false;
+				goto again;
 			}
 			if (ret) {
 				kfree_skb(skb);
@@ -715,7 +728,9 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 				break;
 			}
 		}
-		memset(payload + chunk, 0, pad);
+		if (!frags)
+			memset(payload + chunk, 0, pad);
+		scire_pkt(skb)->local = rd->local;
 		scire_pkt_send(qp, &qp->av, skb);
 
 		sent++;
@@ -815,7 +830,7 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 		if (!res)
 			return;
 		scire_resp_reth(skb, &va, &rkey, &len);
-		npkts = scire_resp_read_pkts(len, qp->mtu);
+		npkts = scire_resp_read_pkts(len, scire_pkt_mtu(qp, pkt));
 		if (rkey != res->rkey || va < res->va || len > res->len ||
 		    va - res->va > res->len - len ||
 		    scire_psn_cmp(scire_psn(pkt->psn + npkts - 1),
@@ -831,8 +846,8 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 		if (!scire_resp_rkey_ok(qp, rkey, va, len,
 					IB_ACCESS_REMOTE_READ))
 			return;
-		scire_resp_read_start(qp, va, len, rkey, pkt->psn, resp->msn,
-				      true);
+		scire_resp_read_start(qp, pkt, va, len, rkey, pkt->psn,
+				      resp->msn, true);
 		return;
 	}
 
@@ -893,8 +908,8 @@ static bool scire_resp_check(struct scire_qp *qp, const struct scire_pkt *pkt)
 	}
 
 	if (!(pkt->mask & SCIRE_M_PAYLOAD) ? pkt->paylen != 0 :
-	    !(pkt->mask & SCIRE_M_LAST) ? pkt->paylen != qp->mtu :
-	    pkt->paylen > qp->mtu || (cont && !pkt->paylen)) {
+	    !(pkt->mask & SCIRE_M_LAST) ? pkt->paylen != scire_pkt_mtu(qp, pkt) :
+	    pkt->paylen > scire_pkt_mtu(qp, pkt) || (cont && !pkt->paylen)) {
 		scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
 				  IB_WC_REM_INV_REQ_ERR);
 		return false;
@@ -1062,10 +1077,11 @@ static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 	 * there would turn into a wild read here.
 	 */
 	if (!scire_resp_live(qp) || !(pkt->mask & SCIRE_M_REQ) ||
-	    skb_linearize(skb) ||
+	    (!pkt->local && skb_linearize(skb)) ||
 	    skb->len < scire_opcode[pkt->opcode].hdr_len + pkt->paylen)
 		goto drop;
 
+	qp->resp.local = pkt->local;
 	if (qp->ibqp.qp_type == IB_QPT_RC && transport == SCIRE_OP_RC)
 		scire_resp_rc(qp, skb);
 	else if (qp->ibqp.qp_type == IB_QPT_UC && transport == SCIRE_OP_UC)

@@ -40,6 +40,9 @@ enum scire_resp_msg {
  * @first:	the next packet is the first of the response.
  * @replay:	answers a duplicate request: if the memory is no longer
  *		readable, the response just stops (see scire_resp_read_pump()).
+ * @local:	the request was a same-host unit: so is the response, with
+ *		@mtu SCIRE_LOCAL_MTU and the payload in page fragments of
+ *		the MR where it can be.
  * @active:	a response is being generated; requests that arrive
  *		meanwhile wait in scire_resp.backlog, so every response
  *		leaves in PSN order.
@@ -53,6 +56,7 @@ struct scire_resp_read {
 	u32 mtu;
 	bool first;
 	bool replay;
+	bool local;
 	bool active;
 };
 
@@ -68,6 +72,8 @@ struct scire_resp_read {
  * @ack_pending: an ACKNOWLEDGE for @ack_psn is owed; sent once per batch.
  * @ack_psn:	latest PSN that must be acknowledged.
  * @ack_msn:	MSN to report with @ack_psn.
+ * @local:	the last request was a same-host unit: ACKs and NAKs go back
+ *		as units too.
  * @msg:	the multi-packet message in progress.
  * @wqe_valid:	@wqe holds a receive WQE taken from the RQ/SRQ and not yet
  *		completed.
@@ -93,6 +99,7 @@ struct scire_resp {
 	bool ack_pending;
 	u32 ack_psn;
 	u32 ack_msn;
+	bool local;
 
 	enum scire_resp_msg msg;
 	bool wqe_valid;
