@@ -82,6 +82,9 @@
  * @SCIRE_CNT_ICRC_ERRORS:	packets dropped for a wrong ICRC.
  * @SCIRE_CNT_RX_DROPS:		other received packets dropped: malformed,
  *				P_Key, GID, QP number or type, path, Q_Key.
+ * @SCIRE_CNT_LOCAL_UNITS:	same-host units sent (the fast path; not
+ *				counted as packets).
+ * @SCIRE_CNT_LOCAL_BYTES:	their bytes from the BTH to the payload end.
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -100,6 +103,8 @@ enum scire_counter {
 	SCIRE_CNT_OOS_REQUEST,
 	SCIRE_CNT_ICRC_ERRORS,
 	SCIRE_CNT_RX_DROPS,
+	SCIRE_CNT_LOCAL_UNITS,
+	SCIRE_CNT_LOCAL_BYTES,
 	SCIRE_CNT_MAX,
 };
 
@@ -818,6 +823,8 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge);
 int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len);
 int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 		   u32 len);
+int scire_skb_walk(struct sk_buff *skb, u32 off, u32 len,
+		   int (*fn)(void *arg, u8 *buf, u32 n), void *arg);
 int scire_pkt_to_sgl(struct sk_buff *skb, u32 off, u32 len,
 		     struct scire_sgl *sgl);
 int scire_pkt_to_mr(struct sk_buff *skb, u32 off, u32 len,

@@ -391,6 +391,22 @@ static struct page *scire_user_page(struct scire_mr *mr, u64 off,
 	return mr->pages[index];
 }
 
+/*
+ * A whole page between an MR page and a page-aligned buffer (a page of a
+ * same-host unit). copy_page() is the architecture's page copy; on x86-64
+ * with ERMS it is not the byte-granular rep movsb that memcpy() is.
+ */
+static void scire_copy_page(struct page *page, u8 *buf, bool to_mr)
+{
+	void *va = kmap_local_page(page);
+
+	if (to_mr)
+		copy_page(va, buf);
+	else
+		copy_page(buf, va);
+	kunmap_local(va);
+}
+
 static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 			   bool to_mr)
 {
@@ -402,7 +418,9 @@ static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 		if (!page)
 			return -EFAULT;
 		n = min_t(u32, len, PAGE_SIZE - in_page);
-		if (to_mr)
+		if (n == PAGE_SIZE && PAGE_ALIGNED(buf))
+			scire_copy_page(page, buf, to_mr);
+		else if (to_mr)
 			memcpy_to_page(page, in_page, buf, n);
 		else
 			memcpy_from_page(buf, page, in_page, n);
@@ -1382,7 +1400,8 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge)
  *
  * Context: any; no sleeping.
  * Return: 0; -EOPNOTSUPP for an MR that is not a user MR; -E2BIG when the
- * skb runs out of fragment slots (MAX_SKB_FRAGS); an error of the range
+ * skb runs out of fragment slots (all but one of MAX_SKB_FRAGS: the last
+ * is kept for the pad and ICRC of a wire packet); an error of the range
  * check as scire_mr_copy(). On error the skb may hold some of the range:
  * the caller drops it.
  */
@@ -1411,7 +1430,8 @@ int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 			skb->len += n;
 			skb->data_len += n;
 		} else {
-			if (i >= MAX_SKB_FRAGS)
+			/* One slot stays free for a wire packet's tail. */
+			if (i >= MAX_SKB_FRAGS - 1)
 				return -E2BIG;
 			get_page(page);
 			skb_add_rx_frag(skb, i, page, in_page, n, n);
@@ -1472,13 +1492,24 @@ int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len)
 	return 0;
 }
 
-/*
- * Feed @len bytes of @skb from byte @off to @fn in contiguous pieces:
- * the linear part, then page fragments mapped one at a time
- * (skb_seq_read()).
+/**
+ * scire_skb_walk() - hand bytes of an skb to a function in contiguous
+ * pieces.
+ * @skb: the skb: linear, or with page fragments (a same-host unit, a
+ *	 zero-copy packet).
+ * @off: first byte, from skb->data.
+ * @len: bytes.
+ * @fn: called for each piece in order, with @arg, the piece and its length;
+ *	a non-zero return stops the walk. A piece in a fragment is mapped
+ *	atomically: @fn must not sleep. The bytes must not be written.
+ * @arg: passed to @fn.
+ *
+ * Context: any.
+ * Return: 0; -EINVAL if the skb has fewer than @off + @len bytes; else the
+ * first non-zero return of @fn.
  */
-static int scire_pkt_walk(struct sk_buff *skb, u32 off, u32 len,
-			  int (*fn)(void *arg, u8 *buf, u32 n), void *arg)
+int scire_skb_walk(struct sk_buff *skb, u32 off, u32 len,
+		   int (*fn)(void *arg, u8 *buf, u32 n), void *arg)
 {
 	struct skb_seq_state st;
 	const u8 *data;
@@ -1530,7 +1561,7 @@ static int scire_pkt_sgl_piece(void *arg, u8 *buf, u32 n)
 int scire_pkt_to_sgl(struct sk_buff *skb, u32 off, u32 len,
 		     struct scire_sgl *sgl)
 {
-	return scire_pkt_walk(skb, off, len, scire_pkt_sgl_piece, sgl);
+	return scire_skb_walk(skb, off, len, scire_pkt_sgl_piece, sgl);
 }
 
 struct scire_pkt_mr_arg {
@@ -1567,5 +1598,5 @@ int scire_pkt_to_mr(struct sk_buff *skb, u32 off, u32 len,
 {
 	struct scire_pkt_mr_arg a = { .mr = mr, .iova = iova };
 
-	return scire_pkt_walk(skb, off, len, scire_pkt_mr_piece, &a);
+	return scire_skb_walk(skb, off, len, scire_pkt_mr_piece, &a);
 }

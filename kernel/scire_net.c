@@ -110,7 +110,7 @@ static DEFINE_MUTEX(scire_ns_lock);
  * so drop monitors see it too.
  */
 enum scire_drop_reason {
-	SCIRE_DROP_NOMEM,	/* linearize or headroom allocation failed */
+	SCIRE_DROP_NOMEM,	/* pull, trim or headroom allocation failed */
 	SCIRE_DROP_MALFORMED,	/* UDP/IP shape, lengths, opcode, TVer, pad */
 	SCIRE_DROP_PKEY,	/* P_Key not the default partition */
 	SCIRE_DROP_DGID,	/* destination IP is not one of our GIDs */
@@ -133,16 +133,24 @@ static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
 	kfree_skb(skb);
 }
 
+static int scire_icrc_piece(void *arg, u8 *buf, u32 n)
+{
+	u32 *crc = arg;
+
+	*crc = crc32_le(*crc, buf, n);
+	return 0;
+}
+
 /*
  * The ICRC of a packet whose IP and UDP headers are at the skb's network
- * and transport headers and whose BTH is at @bth, followed by @len - BTH
- * bytes of extended headers, payload and pad. Variant fields are hashed as
+ * and transport headers and whose BTH is at skb->data + @off (linear),
+ * followed by @len - BTH bytes of extended headers, payload and pad, in
+ * the linear part or in page fragments. Variant fields are hashed as
  * all-ones, as IBA annex A17 requires and rdma_rxe does: IPv4 TOS, TTL and
  * header checksum; IPv6 traffic class, flow label and hop limit; the UDP
  * checksum; BTH byte 4 (FECN, BECN, reserved).
  */
-static u32 scire_icrc(const struct sk_buff *skb, bool ipv6, const u8 *bth,
-		      u32 len)
+static u32 scire_icrc(struct sk_buff *skb, bool ipv6, u32 off, u32 len)
 {
 	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 	       sizeof(struct scire_bth)];
@@ -172,12 +180,14 @@ static u32 scire_icrc(const struct sk_buff *skb, bool ipv6, const u8 *bth,
 	memcpy(udph, udp_hdr(skb), sizeof(*udph));
 	udph->check = CSUM_MANGLED_0;
 	mbth = (struct scire_bth *)(udph + 1);
-	memcpy(mbth, bth, sizeof(*mbth));
+	memcpy(mbth, skb->data + off, sizeof(*mbth));
 	mbth->qpn |= cpu_to_be32(SCIRE_BTH_RESV8A_MASK);
 
 	crc = crc32_le(SCIRE_ICRC_SEED, buf,
 		       l3len + sizeof(*udph) + sizeof(*mbth));
-	crc = crc32_le(crc, bth + sizeof(*mbth), len - sizeof(*mbth));
+	/* The caller checked the length: the walk cannot fail. */
+	scire_skb_walk(skb, off + sizeof(*mbth), len - sizeof(*mbth),
+		       scire_icrc_piece, &crc);
 	return ~crc;
 }
 
@@ -312,19 +322,21 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	struct scire_qp *qp;
 	union ib_gid dgid;
 	u32 ulen, len, pad;
+	__le32 icrc_buf;
+	const void *icrc;
 	bool ipv6, mcast, mcast_qpn;
 	u16 pkey;
 	u32 qpn;
 
-	/* The transport reads headers and payload straight from skb->data. */
-	if (skb_linearize(skb)) {
-		why = SCIRE_DROP_NOMEM;
-		goto drop;
-	}
-
+	/*
+	 * Headers are read from the linear part; the payload may stay in
+	 * page fragments (a zero-copy sender): the transport reads it with
+	 * scire_skb_walk().
+	 */
 	why = SCIRE_DROP_MALFORMED;
 	if (skb_transport_header(skb) != skb->data ||
-	    skb->len < sizeof(struct udphdr) || !scire_rcv_l3_ok(skb, &ipv6))
+	    !pskb_may_pull(skb, sizeof(struct udphdr)) ||
+	    !scire_rcv_l3_ok(skb, &ipv6))
 		goto drop;
 	ulen = ntohs(udp_hdr(skb)->len);
 	if (ulen < sizeof(struct udphdr) || ulen > skb->len)
@@ -333,7 +345,10 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	if (len < sizeof(*bth) + SCIRE_ICRC_SIZE)
 		goto drop;
 	__skb_pull(skb, sizeof(struct udphdr));
-	__skb_trim(skb, len);
+	if (pskb_trim(skb, len) || !pskb_may_pull(skb, sizeof(*bth))) {
+		why = SCIRE_DROP_NOMEM;
+		goto drop;
+	}
 
 	bth = (struct scire_bth *)skb->data;
 	info = &scire_opcode[bth->opcode];
@@ -343,6 +358,11 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	pad = scire_bth_pad(bth);
 	if (len < info->hdr_len + pad + SCIRE_ICRC_SIZE)
 		goto drop;
+	if (!pskb_may_pull(skb, info->hdr_len)) {
+		why = SCIRE_DROP_NOMEM;
+		goto drop;
+	}
+	bth = (struct scire_bth *)skb->data;
 
 	/* Only the default partition exists; limited members may send too. */
 	pkey = be16_to_cpu(bth->pkey) | SCIRE_PKEY_FULL_MEMBER;
@@ -356,8 +376,10 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 
-	if (scire_icrc(skb, ipv6, skb->data, len - SCIRE_ICRC_SIZE) !=
-	    get_unaligned_le32(skb->data + len - SCIRE_ICRC_SIZE)) {
+	icrc = skb_header_pointer(skb, len - SCIRE_ICRC_SIZE, SCIRE_ICRC_SIZE,
+				  &icrc_buf);
+	if (!icrc || scire_icrc(skb, ipv6, 0, len - SCIRE_ICRC_SIZE) !=
+	    get_unaligned_le32(icrc)) {
 		why = SCIRE_DROP_ICRC;
 		goto drop;
 	}
@@ -384,7 +406,10 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	pkt->opcode = bth->opcode;
 	pkt->ackreq = scire_bth_ackreq(bth);
 	pkt->se = bth->flags & SCIRE_BTH_SE;
-	__skb_trim(skb, info->hdr_len + pkt->paylen);
+	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
+		why = SCIRE_DROP_NOMEM;
+		goto drop;
+	}
 	/* A queued packet has no use for its route. */
 	skb_dst_drop(skb);
 	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
@@ -483,8 +508,6 @@ static void scire_rcv_unit(struct scire_dev *sdev, struct sk_buff *skb,
 	pkt->ackreq = scire_bth_ackreq(bth);
 	pkt->se = bth->flags & SCIRE_BTH_SE;
 	pkt->local = true;
-	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
-	scire_count(sdev, SCIRE_CNT_RX_BYTES, skb->len);
 
 	qp = scire_qp_get(sdev, qpn);
 	if (!qp) {
@@ -929,20 +952,20 @@ struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 }
 
 /*
- * Make the unshared @skb linear, with a private head and room for the
- * headers in front and the ICRC behind. A caller may keep a clone for
- * retransmission: writing the headers into a shared buffer would corrupt
- * that copy.
+ * Give the unshared @skb a private head with room for the headers in
+ * front and, if it is linear, the ICRC behind (a zero-copy packet gets its
+ * pad and ICRC in a tail fragment instead, see scire_build()). A caller
+ * may keep a clone for retransmission: writing the headers into a shared
+ * buffer would corrupt that copy.
  */
 static int scire_tx_room(const struct scire_dev *sdev,
 			 const struct scire_av *av, struct sk_buff *skb)
 {
-	int head, tail;
+	int head, tail = 0;
 
-	if (skb_linearize(skb))
-		return -ENOMEM;
 	head = scire_headroom(sdev, av) - skb_headroom(skb);
-	tail = SCIRE_ICRC_SIZE - skb_tailroom(skb);
+	if (!skb_is_nonlinear(skb))
+		tail = SCIRE_ICRC_SIZE - skb_tailroom(skb);
 	if (skb_cloned(skb) || head > 0 || tail > 0)
 		return pskb_expand_head(skb, max(head, 0), max(tail, 0),
 					GFP_ATOMIC);
@@ -1049,18 +1072,50 @@ static void scire_push_ip6(struct sk_buff *skb, const struct scire_av *av)
 }
 
 /*
- * Complete the packet in front of the BTH at skb->data: ICRC slot, UDP and
- * IP headers, then the ICRC over all of them. skb->data ends at the IP
- * header.
+ * Where the ICRC of @skb goes. A linear packet holds its pad already and
+ * takes the ICRC at its tail. A zero-copy one (payload in fragments of MR
+ * pages) ends with its payload: pad and ICRC go in a small fragment of
+ * their own. NULL if that cannot be allocated.
  */
-static void scire_build(struct net *net, struct scire_qp *qp,
-			const struct scire_av *av, struct sk_buff *skb)
+static u8 *scire_tx_tail(struct sk_buff *skb)
+{
+	unsigned int pad = scire_bth_pad((struct scire_bth *)skb->data);
+	unsigned int n = pad + SCIRE_ICRC_SIZE;
+	struct page *page;
+	u8 *tail;
+
+	if (!skb_is_nonlinear(skb))
+		return skb_put(skb, SCIRE_ICRC_SIZE);
+	/* scire_mr_frags() keeps a slot free for this. */
+	if (skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS)
+		return NULL;
+	tail = netdev_alloc_frag(n);
+	if (!tail)
+		return NULL;
+	memset(tail, 0, pad);
+	page = virt_to_head_page(tail);
+	skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page,
+			tail - (u8 *)page_address(page), n, SKB_DATA_ALIGN(n));
+	return tail + pad;
+}
+
+/*
+ * Complete the packet in front of the BTH at skb->data: pad and ICRC slot
+ * (scire_tx_tail()), UDP and IP headers, then the ICRC over all of them.
+ * skb->data ends at the IP header. Return: 0 or -ENOMEM.
+ */
+static int scire_build(struct net *net, struct scire_qp *qp,
+		       const struct scire_av *av, struct sk_buff *skb)
 {
 	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
-	u8 *icrc = skb_put(skb, SCIRE_ICRC_SIZE);
+	u8 *icrc = scire_tx_tail(skb);
 	struct udphdr *udph;
 	u8 *bth = skb->data;
+	u32 len;
 
+	if (!icrc)
+		return -ENOMEM;
+	len = skb->len - SCIRE_ICRC_SIZE;
 	udph = skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);
 	udph->source = htons(qp->src_port);
@@ -1073,7 +1128,8 @@ static void scire_build(struct net *net, struct scire_qp *qp,
 		scire_push_ip6(skb, av);
 	else
 		scire_push_ip4(net, skb, av);
-	put_unaligned_le32(scire_icrc(skb, ipv6, bth, icrc - bth), icrc);
+	put_unaligned_le32(scire_icrc(skb, ipv6, bth - skb->data, len), icrc);
+	return 0;
 }
 
 static struct dst_entry *scire_route_rcu(struct net *net, struct sock *sk,
@@ -1251,16 +1307,19 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 			ret = -EMSGSIZE;
 			goto drop_route;
 		}
-		scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
-		scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len);
+		scire_count(sdev, SCIRE_CNT_LOCAL_UNITS, 1);
+		scire_count(sdev, SCIRE_CNT_LOCAL_BYTES, skb->len);
 		scire_rcv_unit(target, skb, av, rs);
 		rcu_read_unlock();
 		return 0;
 	}
 	if (target) {
+		if (scire_build(net, qp, av, skb))
+			goto drop_nomem;
 		scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
-		scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len + SCIRE_ICRC_SIZE);
-		scire_build(net, qp, av, skb);
+		scire_count(sdev, SCIRE_CNT_TX_BYTES,
+			    skb->len - skb_transport_offset(skb) -
+			    sizeof(struct udphdr));
 		/* Arrive as from the wire: skb->data at the UDP header. */
 		__skb_pull(skb, skb_transport_offset(skb));
 		skb->dev = ndev;
@@ -1284,9 +1343,12 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	}
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
+	if (scire_build(net, qp, av, skb))
+		goto drop_nomem;
 	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
-	scire_count(sdev, SCIRE_CNT_TX_BYTES, skb->len + SCIRE_ICRC_SIZE);
-	scire_build(net, qp, av, skb);
+	scire_count(sdev, SCIRE_CNT_TX_BYTES,
+		    skb->len - skb_transport_offset(skb) -
+		    sizeof(struct udphdr));
 	if (ipv6)
 		ret = ip6_local_out(net, sock->sk, skb);
 	else
@@ -1301,6 +1363,11 @@ drop_route:
 	rcu_read_unlock();
 	scire_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
 	return ret;
+
+drop_nomem:
+	rcu_read_unlock();
+	scire_drop(sdev, skb, SCIRE_DROP_NOMEM);
+	return -ENOMEM;
 
 drop_invalid:
 	scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);

@@ -690,8 +690,13 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 	const struct scire_opcode_info *oi = &scire_opcode[opcode];
 	/* A unit has no pad: nothing on its way counts in 32-bit words. */
 	u32 pad = req->local ? 0 : -paylen & 3;
-	bool frags = req->local && paylen &&
-		     !(wqe->flags & SCIRE_WQE_F_INLINE);
+	/*
+	 * A unit, or a wire packet with enough payload to be worth it, takes
+	 * the payload as fragments of the MR's pages: the receiver (or the
+	 * NIC) reads them in place, and no copy into the skb is made.
+	 */
+	bool frags = paylen && !(wqe->flags & SCIRE_WQE_F_INLINE) &&
+		     (req->local || paylen >= SCIRE_REQ_ZC_MIN);
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret;
@@ -708,7 +713,6 @@ again:
 
 	payload = skb->data + oi->hdr_len;
 	if (frags) {
-		/* The responder copies straight out of our MR's pages. */
 		ret = scire_req_tx_copy(qp, tx, index, off, NULL, skb, paylen);
 		if (ret == -EOPNOTSUPP || ret == -E2BIG) {
 			kfree_skb(skb);

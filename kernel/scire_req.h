@@ -47,6 +47,8 @@ struct sk_buff;
 #define SCIRE_REQ_ACK_EVERY	64
 /* Packets one scire_req_run() call sends before yielding the worker. */
 #define SCIRE_REQ_BUDGET	64
+/* Wire payloads from this size on are sent from MR pages, not copied. */
+#define SCIRE_REQ_ZC_MIN	1024
 /* Floor of the local ACK timeout, so slow (emulated) hosts do not spin. */
 #define SCIRE_REQ_MIN_TIMEOUT_MS 10
 

@@ -1077,7 +1077,7 @@ static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 	 * there would turn into a wild read here.
 	 */
 	if (!scire_resp_live(qp) || !(pkt->mask & SCIRE_M_REQ) ||
-	    (!pkt->local && skb_linearize(skb)) ||
+	    !pskb_may_pull(skb, scire_opcode[pkt->opcode].hdr_len) ||
 	    skb->len < scire_opcode[pkt->opcode].hdr_len + pkt->paylen)
 		goto drop;
 
