@@ -5,7 +5,8 @@
 # ibv_srq_pingpong -c (16 QPs on one SRQ), server and client on the same
 # device through its IPv4 RoCE v2 GID (TCP exchange over 127.0.0.1), at
 # message sizes 1, 4096, 65536 and 1048576. Both sides must exit 0 within
-# 120 s; -c makes each side check every received buffer.
+# 120 s; -c makes each side check every received buffer. On scire, all of
+# it on the same-host fast path (fast_path=1), then on the wire path (0).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -16,15 +17,18 @@ gid=$(need_dev_gid "$dev") || exit 1
 echo "$dev, GID index $gid"
 
 port=18700
-for size in 1 4096 65536 1048576; do
-	for prog in ibv_rc_pingpong ibv_srq_pingpong; do
-		port=$((port + 1))
-		start=$SECONDS
-		out=$(pair_run 120 "$port" "$prog" -d "$dev" -g "$gid" -s "$size" -n 20 -c \
-			-p "$port") ||
-			fail "$prog -s $size -n 20 -c between two QPs of $dev:
+for mode in $(fast_path_modes "$dev"); do
+	for size in 1 4096 65536 1048576; do
+		for prog in ibv_rc_pingpong ibv_srq_pingpong; do
+			port=$((port + 1))
+			start=$SECONDS
+			out=$(run_fast_path "$mode" "$dev" pair_run 120 "$port" "$prog" -d "$dev" -g "$gid" \
+				-s "$size" -n 20 -c -p "$port") ||
+				fail "$prog -s $size -n 20 -c between two QPs of $dev, $(fast_path_name "$mode"):
 $out"
-		echo "$prog -s $size: ok ($((SECONDS - start)) s): $(grep -m1 'bytes in' <<<"$out")"
+			echo "$(fast_path_name "$mode"), $prog -s $size: ok ($((SECONDS - start)) s):" \
+				"$(grep -m1 'bytes in' <<<"$out")"
+		done
 	done
 done
 exit 0

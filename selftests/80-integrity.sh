@@ -7,8 +7,11 @@
 # SEND_WITH_IMM, RDMA WRITE (with IMM), READ, atomics, fenced READ pairs and
 # type-2 windows, every byte and every CQE checked. MTU 4096 needs a netdev
 # MTU of at least 4096 + RoCEv2 headers: it is raised to 9000 if lower, and
-# restored. SCIRE_SEED=N replays a seed; SCIRE_INTEGRITY_OPS sets the ops
-# per run (600).
+# restored. The two QPs are on one host: on scire this all runs first on
+# the same-host fast path (fast_path=1: units, where the path MTU does not
+# segment, so only MTU 4096 wr and 1024 mix), then on the wire path
+# (fast_path=0). SCIRE_SEED=N replays a seed; SCIRE_INTEGRITY_OPS sets the
+# ops per run (600).
 # shellcheck disable=SC2317 # functions run by trap and wait_for
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -46,11 +49,16 @@ fi
 seed=()
 [ -z "${SCIRE_SEED:-}" ] || seed=(-s "$SCIRE_SEED")
 
-for run in "256 post" "256 wr" "4096 post" "4096 wr" "1024 mix"; do
-	read -r mtu api <<<"$run"
-	start=$SECONDS
-	"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" -w -n "$ops" "${seed[@]}" "${quirks[@]}" ||
-		fail "scire_integrity -m $mtu -a $api -w -n $ops ${quirks[*]} on $dev failed (replay: SCIRE_SEED=<the seed it printed>)"
-	echo "MTU $mtu, API $api: $((SECONDS - start)) s"
+for mode in $(fast_path_modes "$dev"); do
+	runs=("256 post" "256 wr" "4096 post" "4096 wr" "1024 mix")
+	[ "$mode" != 1 ] || runs=("4096 wr" "1024 mix")
+	for run in "${runs[@]}"; do
+		read -r mtu api <<<"$run"
+		start=$SECONDS
+		run_fast_path "$mode" "$dev" \
+			"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" -w -n "$ops" "${seed[@]}" "${quirks[@]}" ||
+			fail "scire_integrity -m $mtu -a $api -w -n $ops ${quirks[*]} on $dev, $(fast_path_name "$mode") failed (replay: SCIRE_SEED=<the seed it printed>)"
+		echo "$(fast_path_name "$mode"), MTU $mtu, API $api: $((SECONDS - start)) s"
+	done
 done
 exit 0

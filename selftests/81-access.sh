@@ -5,7 +5,8 @@
 # atomics past the target MR's end, before its start, without the access
 # right, with a wrong, a stale (deregistered) and another PD's rkey must
 # complete with IBV_WC_REM_ACCESS_ERR, flush what follows, leave the
-# requester QP in ERR and change no byte: scire_access.
+# requester QP in ERR and change no byte: scire_access. On scire, once on
+# the same-host fast path (fast_path=1) and once on the wire path (0).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -13,4 +14,9 @@ set -u
 
 prog=$(need_prog scire_access) || exit 1
 gid=$(need_dev_gid "$SCIRE_DEV") || exit 1
-exec "$prog" -d "$SCIRE_DEV" -g "$gid"
+for mode in $(fast_path_modes "$SCIRE_DEV"); do
+	echo "--- $(fast_path_name "$mode")"
+	run_fast_path "$mode" "$SCIRE_DEV" "$prog" -d "$SCIRE_DEV" -g "$gid" ||
+		fail "scire_access on $SCIRE_DEV, $(fast_path_name "$mode"): see above"
+done
+exit 0

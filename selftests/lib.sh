@@ -727,6 +727,57 @@ rdma_counter()
 	rdma_counters "$1" 2>/dev/null | sed -n "s/^$2=//p" | grep .
 }
 
+FAST_PATH_PARAM=/sys/module/scire/parameters/fast_path
+
+# fast_path_modes DEV: the values of scire's fast_path module parameter a
+# same-host test on RDMA device DEV runs under: "1 0" (same-host units,
+# then the wire path) for a scire device, "-" (leave it) for another.
+fast_path_modes()
+{
+	if dev_is_scire "$1" && [ -w "$FAST_PATH_PARAM" ]; then
+		echo "1 0"
+	else
+		echo "-"
+	fi
+}
+
+# fast_path_name MODE: how a test names the mode in its output.
+fast_path_name()
+{
+	case $1 in
+	1) echo "fast path" ;;
+	0) echo "wire path" ;;
+	*) echo "as loaded" ;;
+	esac
+}
+
+# run_fast_path MODE DEV CMD...: run CMD with scire's fast_path parameter at
+# MODE (1 or 0; "-": as it is), then put it back to 1. QPs take the value
+# when they enter RTS. Besides CMD's own status, fails (saying so) if DEV's
+# local_units counter says the other path was taken: it must grow under 1
+# and stay still under 0.
+run_fast_path()
+{
+	local mode=$1 dev=$2 before after rc=0
+
+	shift 2
+	[ "$mode" != - ] || { "$@"; return; }
+	echo "$mode" >"$FAST_PATH_PARAM" || { echo "cannot write $FAST_PATH_PARAM"; return 1; }
+	before=$(rdma_counter "$dev" local_units) || { echo "$dev has no local_units counter"; return 1; }
+	"$@" || rc=$?
+	after=$(rdma_counter "$dev" local_units)
+	echo 1 >"$FAST_PATH_PARAM"
+	[ "$rc" -eq 0 ] || return "$rc"
+	if [ "$mode" = 1 ] && [ "$after" -le "$before" ]; then
+		echo "fast_path=1, yet $dev sent no same-host unit (local_units stayed at $before)"
+		return 1
+	fi
+	if [ "$mode" = 0 ] && [ "$after" -ne "$before" ]; then
+		echo "fast_path=0, yet $dev sent $((after - before)) same-host units"
+		return 1
+	fi
+}
+
 # integrity_pair DEV_A GID_A DEV_B GID_B [ARG...]: scire_integrity with QP
 # A on DEV_A and QP B on DEV_B, so its traffic crosses the wire between
 # them (two QPs of one scire device talk through the driver's loopback).
