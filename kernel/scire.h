@@ -530,6 +530,7 @@ enum scire_qp_pending {
 	SCIRE_QP_P_RETRANSMIT,	/* retransmit timer fired */
 	SCIRE_QP_P_RNR,		/* RNR timer fired */
 	SCIRE_QP_P_FLUSH_RQ,	/* RQ posted to while in ERR */
+	SCIRE_QP_P_KICK,	/* a run was asked for since the last began */
 };
 
 /**
@@ -589,6 +590,8 @@ enum scire_qp_pending {
  * @runset:	while a run of this QP holds @work_mutex with the fast path
  *		on: where its same-host deliveries go (scire_qp_rcv()).
  * @run_task:	the task doing that run; only it may use @runset.
+ * @run_for_peer: that run is another QP's context running this one
+ *		(short: a doorbell waits for it rather than hand over).
  */
 struct scire_qp {
 	struct ib_qp ibqp;
@@ -637,6 +640,7 @@ struct scire_qp {
 
 	struct scire_runset *runset;
 	struct task_struct *run_task;
+	bool run_for_peer;
 };
 
 /* Payload bytes per PSN of a request or READ response @pkt belongs to. */

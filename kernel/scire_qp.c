@@ -221,6 +221,8 @@ static void scire_qp_enter_err(struct scire_qp *qp)
  */
 void scire_qp_kick(struct scire_qp *qp)
 {
+	/* Seen by a run in progress when it ends (scire_qp_run()). */
+	set_bit(SCIRE_QP_P_KICK, &qp->pending);
 	queue_work(scire_wq, &qp->work);
 }
 
@@ -402,8 +404,10 @@ void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
  * @flags: enum scire_doorbell_flags. SCIRE_DOORBELL_SQ: new SQ WQEs; the
  *	   requester runs at once in the caller's context (in RTS/SQD) or
  *	   they are flushed (ERR, SQE), unless the QP's work item is busy
- *	   with the QP, which then does it. So a datagram, or anything a
- *	   peer answers in time, has often completed when this returns.
+ *	   with the QP, which then does it; with the fast path, so do the
+ *	   same-host QPs it sends to (scire_qp_run_all()). So a datagram,
+ *	   or anything a peer answers in time, has often completed when this
+ *	   returns.
  *	   SCIRE_DOORBELL_RQ: new RQ WQEs; in ERR they are flushed, in other
  *	   states they wait for incoming messages and need no doorbell.
  *
@@ -423,8 +427,14 @@ int scire_qp_doorbell(struct scire_qp *qp, u32 flags)
 		set_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
 		scire_qp_kick(qp);
 	}
+	/*
+	 * A run in progress elsewhere takes over the new WQEs; one that is a
+	 * peer on this host answering us inline ends soon, and is waited for
+	 * rather than leave them to a work item that must be scheduled on a
+	 * CPU the application keeps busy (scire_qp_run()).
+	 */
 	if (flags & SCIRE_DOORBELL_SQ)
-		scire_qp_run_all(qp, false);
+		scire_qp_run_all(qp, true);
 	return 0;
 }
 
@@ -577,15 +587,24 @@ static void scire_qp_flush(struct scire_qp *qp)
 
 /*
  * One run of the QP's execution context: received packets, completer
- * timers, requester. It runs in the QP's work item, or inline in a user
- * doorbell when nothing else runs it (@wait false: give up if work_mutex
- * is taken; the work item, kicked, then does it). work_mutex serialises
- * runs with each other and with modify_qp; the requester, completer and
- * responder state is touched nowhere else while the QP is out of RESET.
- * @rs, if not NULL, collects the QPs this run sends same-host packets to.
+ * timers, requester. It runs in the QP's work item, inline in a user
+ * doorbell, or inline in another QP's run set (scire_qp_run_all()).
+ * work_mutex serialises runs with each other and with modify_qp; the
+ * requester, completer and responder state is touched nowhere else while
+ * the QP is out of RESET.
+ *
+ * No one waits for a run in progress (a waiting worker only burns the CPU
+ * the run needs), except a doorbell (@doorbell) behind another QP's
+ * inline run of this one, which is short. Whoever finds work_mutex taken
+ * leaves the work to its holder: it sets SCIRE_QP_P_KICK (as every
+ * scire_qp_kick() does) and tries once more; a run clears the bit when it
+ * starts, and looks at it again once it has dropped work_mutex.
+ *
+ * @rs, if not NULL, collects the QPs this run sends same-host packets to;
+ * its first QP is the one the run set was started for.
  * Return: true if the run left work and the work item must run again.
  */
-static bool scire_qp_run(struct scire_qp *qp, bool wait,
+static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
 			 struct scire_runset *rs)
 {
 	unsigned int budget = SCIRE_QP_RX_BUDGET;
@@ -601,15 +620,26 @@ static bool scire_qp_run(struct scire_qp *qp, bool wait,
 	 * I/O reclaim, or the worker could wait on itself.
 	 */
 	noio = memalloc_noio_save();
-	if (!wait && !mutex_trylock(&qp->work_mutex)) {
-		memalloc_noio_restore(noio);
-		return true;
+	if (!mutex_trylock(&qp->work_mutex)) {
+		if (doorbell && READ_ONCE(qp->run_for_peer)) {
+			mutex_lock(&qp->work_mutex);
+		} else {
+			/* Leave it to the holder, unless it has just left. */
+			set_bit(SCIRE_QP_P_KICK, &qp->pending);
+			smp_mb__after_atomic();
+			if (!mutex_trylock(&qp->work_mutex)) {
+				memalloc_noio_restore(noio);
+				return false;
+			}
+		}
 	}
-	if (wait)
-		mutex_lock(&qp->work_mutex);
+	clear_bit(SCIRE_QP_P_KICK, &qp->pending);
+	/* Kicks from here on are seen after the run (see the end). */
+	smp_mb__after_atomic();
 	if (rs) {
 		qp->runset = rs;
 		WRITE_ONCE(qp->run_task, current);
+		WRITE_ONCE(qp->run_for_peer, rs->qp[0] != qp);
 	}
 	state = READ_ONCE(qp->state);
 	switch (state) {
@@ -652,28 +682,34 @@ static bool scire_qp_run(struct scire_qp *qp, bool wait,
 	more = more || !budget || !skb_queue_empty(&qp->rxq);
 out:
 	WRITE_ONCE(qp->run_task, NULL);
+	WRITE_ONCE(qp->run_for_peer, false);
 	qp->runset = NULL;
 	mutex_unlock(&qp->work_mutex);
 	memalloc_noio_restore(noio);
-	return more;
+	/*
+	 * Whoever failed to take work_mutex meanwhile set KICK before trying:
+	 * the barrier orders the unlock before the look at it, so either we
+	 * see the bit or they saw the mutex free.
+	 */
+	smp_mb();
+	return more || test_bit(SCIRE_QP_P_KICK, &qp->pending);
 }
 
 /*
- * Run @qp (@wait as scire_qp_run()). With the fast path on, also run the
- * QPs it delivered same-host packets to, then those they answered, and so
- * on, in this context: a message, its ACK and both completions take one
- * system call or one work item instead of a work item hop per direction.
- * The others are only tried (a QP whose work_mutex is taken is kicked
- * instead), and after SCIRE_RUNSET_MAX_RUNS runs whatever is left is
- * kicked too, so one caller never carries the whole host's traffic.
+ * Run @qp (@doorbell as scire_qp_run()). With the fast path on, also run
+ * the QPs it delivered same-host packets to, then those they answered, and
+ * so on, in this context: a message, its ACK and both completions take
+ * one system call or one work item instead of a work item hop per
+ * direction. After SCIRE_RUNSET_MAX_RUNS runs whatever is left is kicked,
+ * so one caller never carries the whole host's traffic.
  */
-static void scire_qp_run_all(struct scire_qp *qp, bool wait)
+static void scire_qp_run_all(struct scire_qp *qp, bool doorbell)
 {
 	struct scire_runset rs = { };
 
 	/* A work item may run while destroy_qp waits for the last reference. */
 	if (!READ_ONCE(scire_fast_path) || !refcount_inc_not_zero(&qp->ref)) {
-		if (scire_qp_run(qp, wait, NULL))
+		if (scire_qp_run(qp, doorbell, NULL))
 			scire_qp_kick(qp);
 		return;
 	}
@@ -683,7 +719,7 @@ static void scire_qp_run_all(struct scire_qp *qp, bool wait)
 		bool more = true;
 
 		if (rs.runs++ < SCIRE_RUNSET_MAX_RUNS)
-			more = scire_qp_run(next, wait && next == qp, &rs);
+			more = scire_qp_run(next, doorbell && next == qp, &rs);
 		if (more)
 			scire_qp_kick(next);
 		scire_qp_put(next);
@@ -694,7 +730,7 @@ static void scire_qp_work(struct work_struct *work)
 {
 	struct scire_qp *qp = container_of(work, struct scire_qp, work);
 
-	scire_qp_run_all(qp, true);
+	scire_qp_run_all(qp, false);
 }
 
 /*
@@ -731,6 +767,7 @@ static void scire_qp_reset(struct scire_qp *qp)
 	clear_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending);
 	clear_bit(SCIRE_QP_P_RNR, &qp->pending);
 	clear_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
+	clear_bit(SCIRE_QP_P_KICK, &qp->pending);
 	qp->last_wqe_reached = false;
 	mutex_unlock(&qp->work_mutex);
 }
@@ -880,8 +917,12 @@ static int scire_qp_transition(struct scire_qp *qp,
 unlock:
 	mutex_unlock(&qp->work_mutex);
 
-	/* RTR starts receiving, RTS sending, SQD may be drained already. */
-	if (!ret && new != cur)
+	/*
+	 * RTR starts receiving, RTS sending, SQD may be drained already; a
+	 * run that found work_mutex taken by us left its work to us.
+	 */
+	smp_mb();
+	if ((!ret && new != cur) || test_bit(SCIRE_QP_P_KICK, &qp->pending))
 		scire_qp_kick(qp);
 	return ret;
 }
