@@ -1175,6 +1175,44 @@ static struct dst_entry *scire_route_rcu(struct net *net, struct sock *sk,
 	return dst;
 }
 
+/*
+ * scire_route_rcu() through the QP's route cache when @av is the QP's own
+ * (a connected QP): the cache drops a route the FIB has since changed.
+ */
+static struct dst_entry *scire_route_cached(struct net *net, struct sock *sk,
+					    struct scire_qp *qp,
+					    const struct scire_av *av,
+					    struct net_device *ndev)
+{
+	struct dst_cache *cache = &qp->req.route;
+	union {
+		__be32 in4;
+		struct in6_addr in6;
+	} saddr;
+	struct dst_entry *dst;
+	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+
+	if (av != &qp->av || !cache->cache)
+		return scire_route_rcu(net, sk, qp, av, ndev);
+	if (ipv6) {
+		dst = dst_cache_get_ip6(cache, &saddr.in6);
+	} else {
+		struct rtable *rt = dst_cache_get_ip4(cache, &saddr.in4);
+
+		dst = rt ? &rt->dst : NULL;
+	}
+	if (dst)
+		return dst;
+	dst = scire_route_rcu(net, sk, qp, av, ndev);
+	if (IS_ERR(dst))
+		return dst;
+	if (ipv6)
+		dst_cache_set_ip6(cache, dst, &av->saddr.in6.sin6_addr);
+	else
+		dst_cache_set_ip4(cache, dst, av->saddr.in4.sin_addr.s_addr);
+	return dst;
+}
+
 /**
  * scire_net_av_local() - is the destination of an AV a scire device of
  * this host, in the device's network namespace?
@@ -1336,7 +1374,7 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		ret = -ENETUNREACH;
 		goto drop_route;
 	}
-	dst = scire_route_rcu(net, sock->sk, qp, av, ndev);
+	dst = scire_route_cached(net, sock->sk, qp, av, ndev);
 	if (IS_ERR(dst)) {
 		ret = PTR_ERR(dst);
 		goto drop_route;

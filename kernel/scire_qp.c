@@ -626,6 +626,7 @@ static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
 		} else {
 			/* Leave it to the holder, unless it has just left. */
 			set_bit(SCIRE_QP_P_KICK, &qp->pending);
+			/* Bit before mutex: pairs with smp_mb() at the end. */
 			smp_mb__after_atomic();
 			if (!mutex_trylock(&qp->work_mutex)) {
 				memalloc_noio_restore(noio);
@@ -835,6 +836,7 @@ static void scire_qp_apply_attr(struct scire_qp *qp,
 		WRITE_ONCE(qp->qp_access, attr->qp_access_flags);
 	if (mask & IB_QP_AV) {
 		qp->av = *av;
+		dst_cache_reset(&qp->req.route);
 		qp->ah_attr = attr->ah_attr;
 		/* The core holds the GID attribute; query_qp reports none. */
 		qp->ah_attr.grh.sgid_attr = NULL;

@@ -141,6 +141,8 @@ int scire_req_init(struct scire_qp *qp)
 
 	timer_setup(&req->retrans_timer, scire_req_retrans_expired, 0);
 	timer_setup(&req->rnr_timer, scire_req_rnr_expired, 0);
+	if (dst_cache_init(&req->route, GFP_KERNEL_ACCOUNT))
+		return -ENOMEM;
 	if (!sq->num_entries)
 		return 0;
 	if (!is_power_of_2(sq->num_entries) || !is_power_of_2(sq->wqe_size) ||
@@ -181,6 +183,8 @@ void scire_req_cleanup(struct scire_qp *qp)
 	kvfree(req->wqe);
 	req->shadow = NULL;
 	req->wqe = NULL;
+	dst_cache_destroy(&req->route);
+	memset(&req->route, 0, sizeof(req->route));
 }
 
 /**

@@ -34,6 +34,7 @@
 
 #include <linux/timer.h>
 #include <linux/types.h>
+#include <net/dst_cache.h>
 #include <rdma/scire-abi.h>
 
 #include "scire_hdr.h"
@@ -156,6 +157,8 @@ struct scire_req_wqe {
  * @stopped:	timers are being stopped; do not re-arm them.
  * @local:	the peer is a scire QP of this host and the fast path was on
  *		at RTS: requests are same-host units (struct scire_pkt).
+ * @route:	the route to qp->av, so a connected QP's packets skip the
+ *		FIB lookup (reset when modify_qp changes the AV).
  * @retrans_timer: local ACK timeout (IBA 9.7.6.1.2).
  * @rnr_timer:	RNR NAK delay (IBA 9.7.5.2.8).
  */
@@ -187,6 +190,7 @@ struct scire_req {
 	bool stopped;
 	bool local;
 
+	struct dst_cache route;
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
 };
