@@ -1255,7 +1255,9 @@ bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av)
  * @qp: the sending QP; qp->src_port is the UDP source port.
  * @av: the destination (normally &qp->av).
  * @skb: from scire_pkt_alloc(): skb->data is the BTH and every byte up to
- *	 the end of the pad is filled in. Consumed in every case.
+ *	 the end of the pad is filled in; or, with the payload in page
+ *	 fragments (scire_mr_frags()), every byte up to the end of the
+ *	 payload, the pad then being added here. Consumed in every case.
  *
  * Appends the ICRC (IBA 7.8.1, RoCEv2 annex A17) and puts UDP (destination
  * port 4791) and IP headers in front: IPv4 with DF, the AV's traffic class
