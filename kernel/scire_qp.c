@@ -58,7 +58,7 @@
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)
 
 static void scire_qp_work(struct work_struct *work);
-static void scire_qp_run_all(struct scire_qp *qp, bool wait);
+static void scire_qp_run_all(struct scire_qp *qp, bool doorbell);
 
 /* Bytes of a ring mapping: the head, then num_entries slots. */
 static size_t scire_wq_ring_size(const struct scire_wq *wq)
