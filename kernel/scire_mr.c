@@ -1255,6 +1255,43 @@ static void scire_sgl_drop(struct scire_sgl *sgl)
 	}
 }
 
+/*
+ * Move the cursor past used-up (and zero-length) SGEs to the one holding
+ * its next byte, and hold that SGE's MR, resolved for its whole range with
+ * IB_ACCESS_LOCAL_WRITE if @write (an MR held for reading only is looked
+ * up again). Return: that SGE; ERR_PTR(-ENOSPC) past the last one; or the
+ * error of scire_mr_lookup().
+ */
+static const struct scire_sge *scire_sgl_cur(struct scire_sgl *sgl,
+					     bool write)
+{
+	const struct scire_sge *sge;
+	struct scire_mr *mr;
+
+	for (;;) {
+		if (sgl->index >= sgl->num_sge)
+			return ERR_PTR(-ENOSPC);
+		sge = &sgl->sge[sgl->index];
+		if (sgl->offset < sge->length)
+			break;
+		scire_sgl_drop(sgl);
+		sgl->index++;
+		sgl->offset = 0;
+	}
+	if (sgl->mr && write && !sgl->mr_write)
+		scire_sgl_drop(sgl);
+	if (!sgl->mr) {
+		mr = scire_mr_lookup(sgl->pd, sge->lkey, false, sge->addr,
+				     sge->length,
+				     write ? IB_ACCESS_LOCAL_WRITE : 0);
+		if (IS_ERR(mr))
+			return ERR_CAST(mr);
+		sgl->mr = mr;
+		sgl->mr_write = write;
+	}
+	return sge;
+}
+
 /**
  * scire_sgl_copy() - copy between the cursor's position and a buffer, and
  * advance it.
@@ -1280,33 +1317,12 @@ int scire_sgl_copy(struct scire_sgl *sgl, void *buf, u32 len, bool to_sgl)
 	u8 *p = buf;
 
 	while (len) {
-		const struct scire_sge *sge;
+		const struct scire_sge *sge = scire_sgl_cur(sgl, to_sgl);
 		u32 n;
 		int ret;
 
-		if (sgl->index >= sgl->num_sge)
-			return -ENOSPC;
-		sge = &sgl->sge[sgl->index];
-		if (sgl->offset >= sge->length) {
-			scire_sgl_drop(sgl);
-			sgl->index++;
-			sgl->offset = 0;
-			continue;
-		}
-		/* Resolved for reading only: check the write right now. */
-		if (sgl->mr && to_sgl && !sgl->mr_write)
-			scire_sgl_drop(sgl);
-		if (!sgl->mr) {
-			struct scire_mr *mr;
-
-			mr = scire_mr_lookup(sgl->pd, sge->lkey, false,
-					     sge->addr, sge->length,
-					     to_sgl ? IB_ACCESS_LOCAL_WRITE : 0);
-			if (IS_ERR(mr))
-				return PTR_ERR(mr);
-			sgl->mr = mr;
-			sgl->mr_write = to_sgl;
-		}
+		if (IS_ERR(sge))
+			return PTR_ERR(sge);
 		n = min(len, sge->length - sgl->offset);
 		ret = scire_mr_copy(sgl->mr, sge->addr + sgl->offset, p, n,
 				    to_sgl);
@@ -1459,29 +1475,12 @@ int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len)
 {
 	while (len) {
-		const struct scire_sge *sge;
+		const struct scire_sge *sge = scire_sgl_cur(sgl, false);
 		u32 n;
 		int ret;
 
-		if (sgl->index >= sgl->num_sge)
-			return -ENOSPC;
-		sge = &sgl->sge[sgl->index];
-		if (sgl->offset >= sge->length) {
-			scire_sgl_drop(sgl);
-			sgl->index++;
-			sgl->offset = 0;
-			continue;
-		}
-		if (!sgl->mr) {
-			struct scire_mr *mr;
-
-			mr = scire_mr_lookup(sgl->pd, sge->lkey, false,
-					     sge->addr, sge->length, 0);
-			if (IS_ERR(mr))
-				return PTR_ERR(mr);
-			sgl->mr = mr;
-			sgl->mr_write = false;
-		}
+		if (IS_ERR(sge))
+			return PTR_ERR(sge);
 		n = min(len, sge->length - sgl->offset);
 		ret = scire_mr_frags(sgl->mr, sge->addr + sgl->offset, skb, n);
 		if (ret)
