@@ -305,6 +305,76 @@ static bool scire_rcv_path_ok(const struct scire_qp *qp,
 }
 
 /*
+ * Record in scire_pkt(skb) what the receive path learnt: the BTH fields at
+ * skb->data and @paylen payload bytes after the headers.
+ */
+static struct scire_pkt *scire_pkt_fill(struct sk_buff *skb,
+					struct scire_dev *sdev,
+					const struct scire_bth *bth,
+					u32 paylen)
+{
+	struct scire_pkt *pkt = scire_pkt(skb);
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->sdev = sdev;
+	pkt->mask = scire_opcode[bth->opcode].mask;
+	pkt->psn = scire_bth_psn(bth);
+	pkt->qpn = scire_bth_qpn(bth);
+	pkt->paylen = paylen;
+	pkt->opcode = bth->opcode;
+	pkt->ackreq = scire_bth_ackreq(bth);
+	pkt->se = bth->flags & SCIRE_BTH_SE;
+	return pkt;
+}
+
+/*
+ * scire_rcv_path_ok() for a same-host unit, which has no IP header: the
+ * sender's AV stands for it.
+ */
+static bool scire_unit_path_ok(const struct scire_qp *qp,
+			       const struct scire_av *from)
+{
+	const struct scire_av *av = &qp->av;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return false;
+	if (av->network_type != from->network_type)
+		return false;
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		return ipv6_addr_equal(&from->saddr.in6.sin6_addr,
+				       &av->daddr.in6.sin6_addr) &&
+		       ipv6_addr_equal(&from->daddr.in6.sin6_addr,
+				       &av->saddr.in6.sin6_addr);
+	return from->saddr.in4.sin_addr.s_addr == av->daddr.in4.sin_addr.s_addr &&
+	       from->daddr.in4.sin_addr.s_addr == av->saddr.in4.sin_addr.s_addr;
+}
+
+/*
+ * Hand a parsed packet to its QP if the QP takes its transport and it
+ * comes from the QP's peer: by the IP header (@ipv6 says which), or for a
+ * same-host unit by the sender's AV @from. Consumes @skb.
+ */
+static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
+			 const struct scire_av *from, bool ipv6,
+			 struct scire_runset *rs)
+{
+	struct scire_qp *qp;
+
+	qp = scire_qp_get(sdev, scire_pkt(skb)->qpn);
+	if (!qp)
+		scire_drop(sdev, skb, SCIRE_DROP_NO_QP);
+	else if (!scire_rcv_transport_ok(qp, scire_pkt(skb)->opcode))
+		scire_drop(sdev, skb, SCIRE_DROP_QP_TYPE);
+	else if (from ? !scire_unit_path_ok(qp, from) :
+			!scire_rcv_path_ok(qp, skb, ipv6))
+		scire_drop(sdev, skb, SCIRE_DROP_QP_PATH);
+	else
+		scire_qp_rcv(qp, skb, rs);
+	if (qp)
+		scire_qp_put(qp);
+}
+
+/*
  * Validate a RoCEv2 packet (IBA 9.6 header checks, annex A17 ICRC) and pass
  * it to its QP. skb->data is the UDP header, the IP header is at the network
  * header and skb->dev is the interface it arrived on. Consumes @skb.
@@ -319,7 +389,6 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	enum scire_drop_reason why;
 	struct scire_bth *bth;
 	struct scire_pkt *pkt;
-	struct scire_qp *qp;
 	union ib_gid dgid;
 	u32 ulen, len, pad;
 	__le32 icrc_buf;
@@ -396,16 +465,8 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 
-	pkt = scire_pkt(skb);
-	memset(pkt, 0, sizeof(*pkt));
-	pkt->sdev = sdev;
-	pkt->mask = info->mask;
-	pkt->psn = scire_bth_psn(bth);
-	pkt->qpn = qpn;
-	pkt->paylen = len - info->hdr_len - pad - SCIRE_ICRC_SIZE;
-	pkt->opcode = bth->opcode;
-	pkt->ackreq = scire_bth_ackreq(bth);
-	pkt->se = bth->flags & SCIRE_BTH_SE;
+	pkt = scire_pkt_fill(skb, sdev, bth,
+			     len - info->hdr_len - pad - SCIRE_ICRC_SIZE);
 	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
 		why = SCIRE_DROP_NOMEM;
 		goto drop;
@@ -419,49 +480,11 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 		scire_mcast_rcv(sdev, skb, &dgid);
 		return;
 	}
-	qp = scire_qp_get(sdev, qpn);
-	if (!qp) {
-		why = SCIRE_DROP_NO_QP;
-		goto drop;
-	}
-	if (!scire_rcv_transport_ok(qp, pkt->opcode)) {
-		scire_qp_put(qp);
-		why = SCIRE_DROP_QP_TYPE;
-		goto drop;
-	}
-	if (!scire_rcv_path_ok(qp, skb, ipv6)) {
-		scire_qp_put(qp);
-		why = SCIRE_DROP_QP_PATH;
-		goto drop;
-	}
-	scire_qp_rcv(qp, skb, rs);
-	scire_qp_put(qp);
+	scire_rcv_qp(sdev, skb, NULL, ipv6, rs);
 	return;
 
 drop:
 	scire_drop(sdev, skb, why);
-}
-
-/*
- * scire_rcv_path_ok() for a same-host unit, which has no IP header: the
- * sender's AV stands for it.
- */
-static bool scire_unit_path_ok(const struct scire_qp *qp,
-			       const struct scire_av *from)
-{
-	const struct scire_av *av = &qp->av;
-
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
-		return false;
-	if (av->network_type != from->network_type)
-		return false;
-	if (av->network_type == RDMA_NETWORK_IPV6)
-		return ipv6_addr_equal(&from->saddr.in6.sin6_addr,
-				       &av->daddr.in6.sin6_addr) &&
-		       ipv6_addr_equal(&from->daddr.in6.sin6_addr,
-				       &av->saddr.in6.sin6_addr);
-	return from->saddr.in4.sin_addr.s_addr == av->daddr.in4.sin_addr.s_addr &&
-	       from->daddr.in4.sin_addr.s_addr == av->saddr.in4.sin_addr.s_addr;
 }
 
 /*
@@ -479,8 +502,6 @@ static void scire_rcv_unit(struct scire_dev *sdev, struct sk_buff *skb,
 	const struct scire_opcode_info *info;
 	enum scire_drop_reason why;
 	struct scire_bth *bth;
-	struct scire_pkt *pkt;
-	struct scire_qp *qp;
 	u32 qpn;
 
 	why = SCIRE_DROP_MALFORMED;
@@ -497,35 +518,8 @@ static void scire_rcv_unit(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 
-	pkt = scire_pkt(skb);
-	memset(pkt, 0, sizeof(*pkt));
-	pkt->sdev = sdev;
-	pkt->mask = info->mask;
-	pkt->psn = scire_bth_psn(bth);
-	pkt->qpn = qpn;
-	pkt->paylen = skb->len - info->hdr_len;
-	pkt->opcode = bth->opcode;
-	pkt->ackreq = scire_bth_ackreq(bth);
-	pkt->se = bth->flags & SCIRE_BTH_SE;
-	pkt->local = true;
-
-	qp = scire_qp_get(sdev, qpn);
-	if (!qp) {
-		why = SCIRE_DROP_NO_QP;
-		goto drop;
-	}
-	if (!scire_rcv_transport_ok(qp, pkt->opcode)) {
-		scire_qp_put(qp);
-		why = SCIRE_DROP_QP_TYPE;
-		goto drop;
-	}
-	if (!scire_unit_path_ok(qp, from)) {
-		scire_qp_put(qp);
-		why = SCIRE_DROP_QP_PATH;
-		goto drop;
-	}
-	scire_qp_rcv(qp, skb, rs);
-	scire_qp_put(qp);
+	scire_pkt_fill(skb, sdev, bth, skb->len - info->hdr_len)->local = true;
+	scire_rcv_qp(sdev, skb, from, false, rs);
 	return;
 
 drop:
