@@ -786,7 +786,7 @@ run_fast_path()
 # scire_integrity has no two-device mode (-D DEV2 -G GIDIDX2).
 integrity_pair()
 {
-	local prog="$SCIRE_BUILD/selftests/scire_integrity" a=$1 ga=$2 b=$3 gb=$4
+	local prog="$SCIRE_BUILD/selftests/scire_integrity" a=$1 ga=$2 b=$3 gb=$4 dev
 	local -a quirks=()
 
 	shift 4
@@ -797,7 +797,14 @@ integrity_pair()
 		return 1
 	fi
 	{ dev_is_scire "$a" && dev_is_scire "$b"; } || quirks=(-R)
-	timeout -k 5 300 "$prog" -d "$a" -g "$ga" -D "$b" -G "$gb" "${quirks[@]}" "$@"
+	timeout -k 5 300 "$prog" -d "$a" -g "$ga" -D "$b" -G "$gb" "${quirks[@]}" "$@" && return 0
+	# What both devices counted (retransmits, NAKs, drops) tells a lost
+	# packet from a stuck state machine.
+	for dev in "$a" "$b"; do
+		echo "$dev counters (non-zero): $(rdma stat show link "$dev/1" 2>&1 |
+			awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0) printf "%s %s ", $i, $(i + 1) }')"
+	done
+	return 1
 }
 
 # pingpong_pair TOOL SERVER_NS SERVER_DEV SERVER_GID SERVER_IP CLIENT_NS

@@ -1158,6 +1158,39 @@ static void check_cqe(struct side *sd, struct fifo *f, const struct ibv_wc *wc)
 }
 
 /*
+ * A batch that stopped moving: print what each QP says of its PSNs (a
+ * provider may report the configured ones or the live ones: rdma_rxe
+ * reports its next PSN to send and its expected PSN) and the driver's own
+ * view of the QP (`rdma res show qp -dd`), so a hang that does not replay
+ * can still be explained from the log.
+ */
+static void report_stuck_qps(void)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	char cmd[160];
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		struct side *sd = &sides[s];
+
+		if (ibv_query_qp(sd->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
+				 &init)) {
+			printf("QP %c (%s, QPN %#x): ibv_query_qp failed\n", sd->name, sd->dev,
+			       sd->qp->qp_num);
+			continue;
+		}
+		printf("QP %c (%s, QPN %#x): %s, sq_psn %#x, rq_psn %#x\n", sd->name, sd->dev,
+		       sd->qp->qp_num, t_qp_state_str(attr.qp_state), attr.sq_psn, attr.rq_psn);
+		snprintf(cmd, sizeof(cmd), "rdma res show qp link %s/1 lqpn %u -dd 2>&1",
+			 sd->dev, sd->qp->qp_num);
+		fflush(stdout);
+		if (system(cmd) == -1)
+			printf("could not run: %s\n", cmd);
+	}
+}
+
+/*
  * Take CQEs until every expected one has come, or timeout seconds passed;
  * then check that no CQ holds more.
  */
@@ -1198,6 +1231,7 @@ static void collect(double timeout)
 					}
 				}
 			}
+			report_stuck_qps();
 			t_fatal("batch %d timed out: QP A %s, QP B %s; replay: -s %u", batch_no,
 				t_qp_state_str(t_qp_state(sides[0].qp)),
 				t_qp_state_str(t_qp_state(sides[1].qp)), opt.seed);
