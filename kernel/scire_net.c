@@ -101,6 +101,18 @@ struct scire_net {
 
 /* Every struct scire_ns still bound to a live namespace. */
 static LIST_HEAD(scire_ns_list);
+
+/*
+ * The run set of the QP run sending a wire packet on this CPU, while it is
+ * inside ip_local_out() with preemption off (scire_pkt_send()). A packet
+ * that comes back to a scire QP of this host in the softirq that call runs
+ * (a veth pair between namespaces) puts that QP in the sender's run set:
+ * it runs next in the sender's context instead of waking its work item.
+ * Only code running on this CPU inside that window (the softirq, on the
+ * sender's stack or at an interrupt's exit) can see it set, and the sender
+ * does not touch its run set meanwhile.
+ */
+static DEFINE_PER_CPU(struct scire_runset *, scire_tx_runset);
 /* Protects scire_ns_list, each scire_ns's @devs and socket pointers. */
 static DEFINE_MUTEX(scire_ns_lock);
 
@@ -537,7 +549,7 @@ static int scire_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	if (ns && skb->dev)
 		sdev = scire_ns_dev_rcu(ns, skb->dev);
 	if (sdev)
-		scire_rcv(sdev, skb, NULL);
+		scire_rcv(sdev, skb, this_cpu_read(scire_tx_runset));
 	else
 		kfree_skb(skb);
 	rcu_read_unlock();
@@ -1383,10 +1395,18 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	scire_count(sdev, SCIRE_CNT_TX_BYTES,
 		    skb->len - skb_transport_offset(skb) -
 		    sizeof(struct udphdr));
+	if (rs) {
+		preempt_disable();
+		this_cpu_write(scire_tx_runset, rs);
+	}
 	if (ipv6)
 		ret = ip6_local_out(net, sock->sk, skb);
 	else
 		ret = ip_local_out(net, sock->sk, skb);
+	if (rs) {
+		this_cpu_write(scire_tx_runset, NULL);
+		preempt_enable();
+	}
 	rcu_read_unlock();
 
 	/* Congestion notification is not a loss; a qdisc drop is. */

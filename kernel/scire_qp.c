@@ -359,16 +359,19 @@ static bool scire_runset_add(struct scire_runset *rs, struct scire_qp *qp)
  * scire_qp_rcv() - hand a received packet to the QP's execution context.
  * @qp: the destination QP, held by the caller.
  * @skb: the packet, parsed into scire_pkt(skb); always consumed.
- * @rs: for a same-host packet sent from a QP run with the fast path on,
- *	that run's run set: @qp then runs right after it, in the same
- *	context, instead of in its work item (NULL: kick the work item).
+ * @rs: for a packet sent from this host by a QP run with the fast path
+ *	on (a same-host unit, or a wire packet that came back through the
+ *	softirq of the sender's ip_local_out(), as over a veth pair), that
+ *	run's run set: @qp then runs right after it, in the same context,
+ *	instead of in its work item (NULL: kick the work item).
  *
  * A QP in RESET, INIT or ERR discards incoming packets (IBA 10.3), and so
  * does one with SCIRE_QP_RXQ_MAX packets already waiting: the sender
  * recovers by retransmission.
  *
  * Context: any (softirq on receive); takes rxq.lock with interrupts saved.
- * @rs is only valid in the task that runs the sending QP.
+ * @rs is only valid in the task that runs the sending QP, or in a softirq
+ * running on that task's CPU while it waits in ip_local_out().
  */
 void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
 		  struct scire_runset *rs)
