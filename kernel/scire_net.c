@@ -113,6 +113,7 @@ static LIST_HEAD(scire_ns_list);
  * does not touch its run set meanwhile.
  */
 static DEFINE_PER_CPU(struct scire_runset *, scire_tx_runset);
+
 /* Protects scire_ns_list, each scire_ns's @devs and socket pointers. */
 static DEFINE_MUTEX(scire_ns_lock);
 
