@@ -418,6 +418,7 @@ static void scire_comp_rnr(struct scire_qp *qp, u32 base, u32 psn, u8 code)
 	req->went_back = true;
 	req->back_psn = psn;
 	scire_req_rewind(qp, psn);
+	WRITE_ONCE(req->retrans_armed, false);
 	del_timer(&req->retrans_timer);
 	if (!READ_ONCE(req->stopped))
 		mod_timer(&req->rnr_timer, jiffies +
@@ -527,11 +528,11 @@ void scire_comp_rcv(struct scire_qp *qp, struct sk_buff *skb)
  * @qp: the QP.
  *
  * RNR timer: sending resumes from the PSN the RNR NAK named. Retransmit
- * timer (IBA 9.7.6.1): if packets are still unacknowledged, no progress
- * re-armed the timer since it fired, and qp->timeout is not infinite, the
- * requester sends again from the oldest unacknowledged PSN; when
- * retry_cnt is used up the oldest WQE completes with IB_WC_RETRY_EXC_ERR
- * and the QP moves to ERR.
+ * timer (IBA 9.7.6.1): if packets are still unacknowledged, their deadline
+ * has passed (progress moves it; a timer that fired before it is re-armed
+ * for it), and qp->timeout is not infinite, the requester sends again
+ * from the oldest unacknowledged PSN; when retry_cnt is used up the oldest
+ * WQE completes with IB_WC_RETRY_EXC_ERR and the QP moves to ERR.
  *
  * Context: the QP's worker.
  */
@@ -547,8 +548,14 @@ void scire_comp_timers(struct scire_qp *qp)
 		return;
 	if (!scire_comp_active(qp) || req->rnr_wait ||
 	    !READ_ONCE(qp->timeout) || req->hi_psn == req->comp_psn ||
-	    timer_pending(&req->retrans_timer))
+	    !req->retrans_armed)
 		return;
+	/* Progress since the timer looked: wait for the new deadline. */
+	if (time_before(jiffies, req->retrans_deadline)) {
+		if (!timer_pending(&req->retrans_timer))
+			mod_timer(&req->retrans_timer, req->retrans_deadline);
+		return;
+	}
 	if (!req->retry_left) {
 		scire_count(qp->sdev, SCIRE_CNT_RETRY_EXCEEDED, 1);
 		scire_comp_fail(qp, IB_WC_RETRY_EXC_ERR);

@@ -1139,7 +1139,7 @@ int scire_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "retry_left", READ_ONCE(req->retry_left) },
 		{ "rnr_left", READ_ONCE(req->rnr_left) },
 		{ "rnr_wait", READ_ONCE(req->rnr_wait) },
-		{ "retrans_timer", timer_pending(&req->retrans_timer) },
+		{ "retrans_armed", READ_ONCE(req->retrans_armed) },
 		{ "rnr_timer", timer_pending(&req->rnr_timer) },
 		{ "pending", (u32)READ_ONCE(qp->pending) },
 		{ "resp_epsn", READ_ONCE(qp->resp.psn) },

@@ -101,10 +101,28 @@ struct scire_req_tx {
 	bool valid;
 };
 
+/*
+ * The retransmit timer fired. A deadline that progress moved later makes it
+ * wait again; one that has passed is the requester's to act on
+ * (scire_comp_timers()), which also re-arms the timer if what we read here
+ * was stale.
+ */
 static void scire_req_retrans_expired(struct timer_list *t)
 {
 	struct scire_qp *qp = from_timer(qp, t, req.retrans_timer);
+	struct scire_req *req = &qp->req;
+	unsigned long deadline;
 
+	/* Timer dequeued before the look: pairs with scire_req_arm(). */
+	smp_mb();
+	if (!READ_ONCE(req->retrans_armed))
+		return;
+	deadline = READ_ONCE(req->retrans_deadline);
+	if (time_before(jiffies, deadline)) {
+		if (!READ_ONCE(req->stopped))
+			mod_timer(t, deadline);
+		return;
+	}
 	set_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending);
 	scire_qp_kick(qp);
 }
@@ -217,6 +235,7 @@ void scire_req_reset(struct scire_qp *qp)
 	req->went_back = false;
 	req->read_retry = false;
 	req->rnr_wait = false;
+	req->retrans_armed = false;
 	WRITE_ONCE(req->stopped, false);
 	WRITE_ONCE(qp->sq.consumer, 0);
 	if (!qp->sq.ring)
@@ -266,6 +285,7 @@ void scire_req_start(struct scire_qp *qp)
 	req->went_back = false;
 	req->read_retry = false;
 	req->rnr_wait = false;
+	req->retrans_armed = false;
 	WRITE_ONCE(req->stopped, false);
 }
 
@@ -301,8 +321,12 @@ static unsigned long scire_req_timeout(u8 code)
  *	     Otherwise an already running timer keeps its deadline, so the
  *	     timeout counts from the oldest unacknowledged packet.
  *
- * The timer runs while packets are unacknowledged, qp->timeout is not 0
- * (0 is infinite, IBA 11.2.4.2) and no RNR NAK delay is pending.
+ * The timeout runs while packets are unacknowledged, qp->timeout is not 0
+ * (0 is infinite, IBA 11.2.4.2) and no RNR NAK delay is pending. Only its
+ * deadline moves with each packet and ACK; the timer itself is armed when
+ * it is not pending, and when it fires before the deadline it re-arms for
+ * it (scire_req_retrans_expired()), so a busy QP touches the timer wheel
+ * about once per timeout instead of twice per message.
  *
  * Context: the QP's worker.
  */
@@ -314,12 +338,18 @@ void scire_req_arm(struct scire_qp *qp, bool restart)
 	if (READ_ONCE(req->stopped))
 		return;
 	if (!code || req->rnr_wait || req->hi_psn == req->comp_psn) {
-		del_timer(&req->retrans_timer);
+		/* A pending timer finds nothing armed when it fires. */
+		WRITE_ONCE(req->retrans_armed, false);
 		return;
 	}
-	if (restart || !timer_pending(&req->retrans_timer))
-		mod_timer(&req->retrans_timer,
-			  jiffies + scire_req_timeout(code));
+	if (!restart && req->retrans_armed)
+		return;
+	WRITE_ONCE(req->retrans_deadline, jiffies + scire_req_timeout(code));
+	WRITE_ONCE(req->retrans_armed, true);
+	/* Armed before the look: pairs with scire_req_retrans_expired(). */
+	smp_mb();
+	if (!timer_pending(&req->retrans_timer))
+		mod_timer(&req->retrans_timer, req->retrans_deadline);
 }
 
 /**
@@ -951,6 +981,7 @@ void scire_req_flush(struct scire_qp *qp)
 
 	if (!req->shadow)
 		return;
+	WRITE_ONCE(req->retrans_armed, false);
 	del_timer(&req->retrans_timer);
 	del_timer(&req->rnr_timer);
 	req->rnr_wait = false;

@@ -159,7 +159,13 @@ struct scire_req_wqe {
  *		at RTS: requests are same-host units (struct scire_pkt).
  * @route:	the route to qp->av, so a connected QP's packets skip the
  *		FIB lookup (reset when modify_qp changes the AV).
- * @retrans_timer: local ACK timeout (IBA 9.7.6.1.2).
+ * @retrans_armed: packets are unacknowledged and @retrans_deadline is
+ *		when the local ACK timeout expires for them.
+ * @retrans_deadline: that moment, in jiffies. Progress moves it without
+ *		touching @retrans_timer, which may fire early: it then only
+ *		re-arms itself (scire_req_arm()).
+ * @retrans_timer: local ACK timeout (IBA 9.7.6.1.2); pending whenever
+ *		@retrans_armed is set (and possibly for a while after).
  * @rnr_timer:	RNR NAK delay (IBA 9.7.5.2.8).
  */
 struct scire_req {
@@ -189,6 +195,8 @@ struct scire_req {
 	bool rnr_wait;
 	bool stopped;
 	bool local;
+	bool retrans_armed;
+	unsigned long retrans_deadline;
 
 	struct dst_cache route;
 	struct timer_list retrans_timer;
