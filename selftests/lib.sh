@@ -141,6 +141,28 @@ roce_v2_ipv4_gid()
 	echo "$i"
 }
 
+# Print the index of port 1's RoCE v2 GID of RDMA device $1 that is the
+# IPv6 address $2 (any spelling ip(8) accepts); exit status 1 if there is
+# none.
+roce_v2_gid_of()
+{
+	local d=/sys/class/infiniband/$1/ports/1 want f i
+
+	# The sysfs spelling: eight groups of four hex digits.
+	want=$(python3 -c 'import ipaddress, sys
+h = ipaddress.IPv6Address(sys.argv[1]).exploded
+print(h)' "$2") || return 1
+	i=$(grep -lx "$want" "$d"/gids/* 2>/dev/null | sed 's|.*/||' | sort -n |
+		while read -r f; do
+			if [ "$(cat "$d/gid_attrs/types/$f" 2>/dev/null)" = "RoCE v2" ]; then
+				echo "$f"
+				break
+			fi
+		done)
+	[ -n "$i" ] || return 1
+	echo "$i"
+}
+
 # Check that RDMA device $1 exists and is ACTIVE, wait up to 5 s for its
 # IPv4 RoCE v2 GID (the core adds GIDs asynchronously) and print its index.
 # Fails the test (exit 1) otherwise; use as gid=$(need_dev_gid DEV) || exit 1.
@@ -230,8 +252,16 @@ pair_run()
 # test if a step does not work. topo_teardown undoes what was set up
 # (install it with trap ... EXIT before calling them); selftests/run's
 # baseline restore is the safety net behind it.
+#
+# With TOPO_IPV6=1 set before the call, the veth ends also get
+# TOPO_NET6::1/64 and TOPO_NET6::2/64 (in TOPO_IP6_A/B), without DAD, and
+# TOPO_GID6_A/B are the indexes of the RoCE v2 GIDs the core builds from
+# them; otherwise IPv6 is off on the veth ends.
 
 TOPO_NET=10.77.0
+TOPO_NET6=fd77
+TOPO_IPV6=${TOPO_IPV6:-0}
+TOPO_IP6_A="" TOPO_IP6_B="" TOPO_GID6_A="" TOPO_GID6_B=""
 TOPO_NS_A="" TOPO_NS_B="" TOPO_IF_A="" TOPO_IF_B="" TOPO_IP_A="" TOPO_IP_B=""
 TOPO_DEV_A="" TOPO_DEV_B="" TOPO_GID_A="" TOPO_GID_B=""
 TOPO_RXE_LOADED=0 TOPO_SCIRE0_DELETED=0
@@ -250,11 +280,12 @@ in_ns()
 }
 
 # topo_veth MTU: the veth pair TOPO_IF_A/TOPO_IF_B between TOPO_NS_A and
-# TOPO_NS_B (created if missing), MTU MTU, TOPO_IP_A/24 and TOPO_IP_B/24,
-# both ends up; waits for carrier. Fails the test on error.
+# TOPO_NS_B (created if missing), MTU MTU, TOPO_IP_A/24 and TOPO_IP_B/24
+# (and TOPO_IP6_A/64, TOPO_IP6_B/64 with TOPO_IPV6=1), both ends up; waits
+# for carrier. Fails the test on error.
 topo_veth()
 {
-	local mtu=$1 s ns ifc ip
+	local mtu=$1 s ns ifc ip ip6
 
 	for s in A B; do
 		eval "ns=\$TOPO_NS_$s"
@@ -266,16 +297,25 @@ topo_veth()
 	done
 	ip link add "$TOPO_IF_A" type veth peer name "$TOPO_IF_B" ||
 		fail "ip link add $TOPO_IF_A type veth peer name $TOPO_IF_B failed"
+	if [ "$TOPO_IPV6" = 1 ]; then
+		TOPO_IP6_A=$TOPO_NET6::1 TOPO_IP6_B=$TOPO_NET6::2
+	fi
 	for s in A B; do
-		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s ip=\$TOPO_IP_$s"
+		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s ip=\$TOPO_IP_$s ip6=\$TOPO_IP6_$s"
 		if [ -n "$ns" ]; then
 			ip link set "$ifc" netns "$ns" || fail "cannot move $ifc into netns $ns"
 		fi
-		# No IPv6: no link-local GIDs and no DAD delay to wait for;
-		# the tests use the IPv4 RoCE v2 GIDs.
-		in_ns "$ns" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" 2>/dev/null
+		# Without TOPO_IPV6, no IPv6: no link-local GIDs and no DAD
+		# delay to wait for; the tests use the IPv4 RoCE v2 GIDs.
+		if [ -z "$ip6" ]; then
+			in_ns "$ns" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" 2>/dev/null
+		fi
 		in_ns "$ns" ip link set "$ifc" mtu "$mtu" || fail "cannot set $ifc's MTU to $mtu"
 		in_ns "$ns" ip addr add "$ip/24" dev "$ifc" || fail "cannot add $ip/24 to $ifc"
+		if [ -n "$ip6" ]; then
+			in_ns "$ns" ip -6 addr add "$ip6/64" dev "$ifc" nodad ||
+				fail "cannot add $ip6/64 to $ifc"
+		fi
 	done
 	for s in A B; do
 		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s"
@@ -301,11 +341,23 @@ topo_link_add()
 }
 
 # topo_ready: wait for both devices to be ACTIVE with an IPv4 RoCE v2 GID;
-# sets TOPO_GID_A and TOPO_GID_B.
+# sets TOPO_GID_A and TOPO_GID_B (and, with TOPO_IPV6=1, waits for the GIDs
+# of TOPO_IP6_A/B and sets TOPO_GID6_A and TOPO_GID6_B).
 topo_ready()
 {
+	local s ns dev ip6 i
+
 	TOPO_GID_A=$(need_dev_gid "$TOPO_DEV_A") || exit 1
 	TOPO_GID_B=$(need_dev_gid "$TOPO_DEV_B") || exit 1
+	[ "$TOPO_IPV6" = 1 ] || return 0
+	for s in A B; do
+		eval "ns=\$TOPO_NS_$s dev=\$TOPO_DEV_$s ip6=\$TOPO_IP6_$s"
+		# sysfs shows every namespace's devices (shared rdma mode).
+		wait_for 5 roce_v2_gid_of "$dev" "$ip6" ||
+			fail "$dev has no RoCE v2 GID for $ip6: $(in_ns "$ns" ip -6 -br addr 2>&1)"
+		i=$(roce_v2_gid_of "$dev" "$ip6")
+		eval "TOPO_GID6_$s=\$i"
+	done
 }
 
 # Print the active MTU (bytes) of port 1 of RDMA device $1.
@@ -319,6 +371,9 @@ topo_describe()
 {
 	echo "$TOPO_DEV_A on $TOPO_IF_A ${TOPO_IP_A} (${TOPO_NS_A:-init_net}, GID $TOPO_GID_A, active MTU $(dev_active_mtu "$TOPO_DEV_A"))" \
 		"<-> $TOPO_DEV_B on $TOPO_IF_B $TOPO_IP_B (${TOPO_NS_B:-init_net}, GID $TOPO_GID_B, active MTU $(dev_active_mtu "$TOPO_DEV_B"))"
+	if [ "$TOPO_IPV6" = 1 ]; then
+		echo "IPv6: $TOPO_DEV_A $TOPO_IP6_A (GID $TOPO_GID6_A) <-> $TOPO_DEV_B $TOPO_IP6_B (GID $TOPO_GID6_B)"
+	fi
 }
 
 # topo_rxe_scire [MTU]: see above (MTU default 9000).
