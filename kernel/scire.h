@@ -582,6 +582,10 @@ enum scire_qp_pending {
  *		completer and requester all run here, serialised.
  * @rxq:	received packets waiting for @work.
  * @pending:	enum scire_qp_pending bits.
+ * @resp_live:	the responder was started (INIT->RTR) since the last
+ *		RESET: @resp holds the live ePSN. Under @mutex.
+ * @req_live:	the requester was started (RTR->RTS) since the last RESET:
+ *		@req holds the live PSNs. Under @mutex.
  * @last_wqe_reached: IB_EVENT_QP_LAST_WQE_REACHED raised since the QP
  *		entered ERR (QPs on an SRQ); touched by @work only.
  * @req:	requester and completer state (scire_req.c, scire_comp.c).
@@ -632,6 +636,8 @@ struct scire_qp {
 	struct work_struct work;
 	struct sk_buff_head rxq;
 	unsigned long pending;
+	bool resp_live;
+	bool req_live;
 	bool last_wqe_reached;
 
 	struct scire_req req;

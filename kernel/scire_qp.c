@@ -773,6 +773,8 @@ static void scire_qp_reset(struct scire_qp *qp)
 	clear_bit(SCIRE_QP_P_FLUSH_RQ, &qp->pending);
 	clear_bit(SCIRE_QP_P_KICK, &qp->pending);
 	qp->last_wqe_reached = false;
+	qp->resp_live = false;
+	qp->req_live = false;
 	mutex_unlock(&qp->work_mutex);
 }
 
@@ -899,10 +901,14 @@ static int scire_qp_transition(struct scire_qp *qp,
 	}
 
 	scire_qp_apply_attr(qp, attr, mask, av);
-	if (cur == IB_QPS_INIT && new == IB_QPS_RTR)
+	if (cur == IB_QPS_INIT && new == IB_QPS_RTR) {
 		scire_resp_start(qp);
-	if (cur == IB_QPS_RTR && new == IB_QPS_RTS)
+		qp->resp_live = true;
+	}
+	if (cur == IB_QPS_RTR && new == IB_QPS_RTS) {
 		scire_req_start(qp);
+		qp->req_live = true;
+	}
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	if (qp->state != cur) {
@@ -1023,7 +1029,10 @@ static void scire_qp_caps(const struct scire_qp *qp, struct ib_qp_cap *cap)
  * @init: filled with the creation attributes and the real capacities.
  *
  * The primary AV is the rdma_ah_attr last given to modify_qp (type RoCE),
- * without a GID attribute reference.
+ * without a GID attribute reference. rq_psn is the responder's ePSN once
+ * INIT->RTR started it, sq_psn the PSN of the requester's next new
+ * request once RTR->RTS started it; before that (and after RESET) they
+ * are the values modify_qp set.
  *
  * Context: process context, may sleep.
  * Return: 0.
@@ -1048,8 +1057,12 @@ int scire_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->path_mtu = qp->path_mtu;
 	attr->path_mig_state = IB_MIG_MIGRATED;
 	attr->qkey = qp->qkey;
-	attr->rq_psn = qp->rq_psn;
-	attr->sq_psn = qp->sq_psn;
+	/*
+	 * Once started, where the responder and requester are: the ePSN and
+	 * the PSN the next new request gets (as rdma_rxe and mlx5 report).
+	 */
+	attr->rq_psn = qp->resp_live ? READ_ONCE(qp->resp.psn) : qp->rq_psn;
+	attr->sq_psn = qp->req_live ? READ_ONCE(qp->req.tail_psn) : qp->sq_psn;
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->qp_access_flags = qp->qp_access;
 	scire_qp_caps(qp, &attr->cap);
