@@ -348,7 +348,10 @@ void scire_req_arm(struct scire_qp *qp, bool restart)
 	WRITE_ONCE(req->retrans_armed, true);
 	/* Armed before the look: pairs with scire_req_retrans_expired(). */
 	smp_mb();
-	if (!timer_pending(&req->retrans_timer))
+	/* A pending timer due later: a shorter timeout was set since. */
+	if (!timer_pending(&req->retrans_timer) ||
+	    time_after(READ_ONCE(req->retrans_timer.expires),
+		       req->retrans_deadline))
 		mod_timer(&req->retrans_timer, req->retrans_deadline);
 }
 
