@@ -121,16 +121,16 @@ dev_netdev()
 	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p'
 }
 
-# Print the index of port 1's first RoCE v2 GID of RDMA device $1 that holds
-# an IPv4-mapped address (::ffff:a.b.c.d, the GID for a netdev's IPv4
-# address); exit status 1 if there is none.
-roce_v2_ipv4_gid()
+# roce_v2_gid_matching DEV REGEX: print the lowest index among port 1's
+# RoCE v2 GIDs of RDMA device DEV whose sysfs text (eight groups of four hex
+# digits) matches the grep REGEX; exit status 1 if there is none.
+roce_v2_gid_matching()
 {
 	local d=/sys/class/infiniband/$1/ports/1 i
 
 	# grep reads the whole table in one go (rxe has 1024 entries); no
 	# process substitution: the test VM has no /dev/fd.
-	i=$(grep -l '^0000:0000:0000:0000:0000:ffff:' "$d"/gids/* 2>/dev/null |
+	i=$(grep -l -e "$2" "$d"/gids/* 2>/dev/null |
 		sed 's|.*/||' | sort -n | while read -r i; do
 			if [ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ]; then
 				echo "$i"
@@ -141,26 +141,25 @@ roce_v2_ipv4_gid()
 	echo "$i"
 }
 
+# Print the index of port 1's first RoCE v2 GID of RDMA device $1 that holds
+# an IPv4-mapped address (::ffff:a.b.c.d, the GID for a netdev's IPv4
+# address); exit status 1 if there is none.
+roce_v2_ipv4_gid()
+{
+	roce_v2_gid_matching "$1" '^0000:0000:0000:0000:0000:ffff:'
+}
+
 # Print the index of port 1's RoCE v2 GID of RDMA device $1 that is the
-# IPv6 address $2 (any spelling ip(8) accepts); exit status 1 if there is
-# none.
+# IPv6 address $2 (in any of its spellings, e.g. fd77::1); exit status 1
+# if there is none.
 roce_v2_gid_of()
 {
-	local d=/sys/class/infiniband/$1/ports/1 want f i
+	local want
 
 	# The sysfs spelling: eight groups of four hex digits.
 	want=$(python3 -c 'import ipaddress, sys
-h = ipaddress.IPv6Address(sys.argv[1]).exploded
-print(h)' "$2") || return 1
-	i=$(grep -lx "$want" "$d"/gids/* 2>/dev/null | sed 's|.*/||' | sort -n |
-		while read -r f; do
-			if [ "$(cat "$d/gid_attrs/types/$f" 2>/dev/null)" = "RoCE v2" ]; then
-				echo "$f"
-				break
-			fi
-		done)
-	[ -n "$i" ] || return 1
-	echo "$i"
+print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2") || return 1
+	roce_v2_gid_matching "$1" "^$want\$"
 }
 
 # Check that RDMA device $1 exists and is ACTIVE, wait up to 5 s for its

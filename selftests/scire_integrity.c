@@ -1160,9 +1160,9 @@ static void check_cqe(struct side *sd, struct fifo *f, const struct ibv_wc *wc)
 /*
  * A batch that stopped moving: print what each QP says of its PSNs (scire
  * and rdma_rxe report the live ones: the next PSN to send and the
- * expected PSN; other providers may report those configured) and the driver's own
- * view of the QP (`rdma res show qp -dd`), so a hang that does not replay
- * can still be explained from the log.
+ * expected PSN; other providers may report those configured) and the
+ * driver's own view of the QP (`rdma res show qp -dd`), so a hang that
+ * does not replay can still be explained from the log.
  */
 static void report_stuck_qps(void)
 {
