@@ -85,6 +85,9 @@
  * @SCIRE_CNT_LOCAL_UNITS:	same-host units sent (the fast path; not
  *				counted as packets).
  * @SCIRE_CNT_LOCAL_BYTES:	their bytes from the BTH to the payload end.
+ * @SCIRE_CNT_LOCAL_DIRECT:	same-host requests executed by the peer's
+ *				responder in the requester's call, with no
+ *				unit at all (scire_resp_direct()).
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -105,6 +108,7 @@ enum scire_counter {
 	SCIRE_CNT_RX_DROPS,
 	SCIRE_CNT_LOCAL_UNITS,
 	SCIRE_CNT_LOCAL_BYTES,
+	SCIRE_CNT_LOCAL_DIRECT,
 	SCIRE_CNT_MAX,
 };
 
@@ -858,6 +862,8 @@ void scire_qp_put(struct scire_qp *qp);
 void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
 		  struct scire_runset *rs);
 void scire_qp_kick(struct scire_qp *qp);
+bool scire_qp_direct_lock(struct scire_qp *qp);
+void scire_qp_direct_unlock(struct scire_qp *qp);
 void scire_qp_error(struct scire_qp *qp);
 void scire_qp_sq_drained(struct scire_qp *qp);
 void scire_qp_sq_error(struct scire_qp *qp);
@@ -915,6 +921,7 @@ int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
 struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 				u32 len, gfp_t gfp);
 bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av);
+struct scire_qp *scire_net_direct_peer(struct scire_qp *qp);
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb);
 int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,

@@ -462,6 +462,26 @@ static void scire_comp_ack(struct scire_qp *qp, struct sk_buff *skb,
 	}
 }
 
+/* After a response: follow comp_psn if it moved on from @base. */
+static void scire_comp_moved(struct scire_qp *qp, u32 base)
+{
+	struct scire_req *req = &qp->req;
+
+	if (!scire_comp_active(qp) || req->comp_psn == base)
+		return;
+	/*
+	 * Packets the peer acknowledged while we were rewound need no resend.
+	 * Measured from the new comp_psn: a cursor rewound behind the old
+	 * one (a timeout, then the late responses arrive) is outside
+	 * [comp_psn, tail_psn] as well, and must not stay on a WQE that has
+	 * just retired.
+	 */
+	if (scire_psn_dist(req->comp_psn, req->cur_psn) >
+	    scire_psn_dist(req->comp_psn, req->tail_psn))
+		scire_req_rewind(qp, req->comp_psn);
+	scire_req_arm(qp, true);
+}
+
 /**
  * scire_comp_rcv() - process one response packet for the requester.
  * @qp: an RC QP.
@@ -507,20 +527,27 @@ void scire_comp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	consume_skb(skb);
+	scire_comp_moved(qp, base);
+}
 
-	if (!scire_comp_active(qp) || req->comp_psn == base)
-		return;
-	/*
-	 * Packets the peer acknowledged while we were rewound need no resend.
-	 * Measured from the new comp_psn: a cursor rewound behind the old
-	 * one (a timeout, then the late responses arrive) is outside
-	 * [comp_psn, tail_psn] as well, and must not stay on a WQE that has
-	 * just retired.
-	 */
-	if (scire_psn_dist(req->comp_psn, req->cur_psn) >
-	    scire_psn_dist(req->comp_psn, req->tail_psn))
-		scire_req_rewind(qp, req->comp_psn);
-	scire_req_arm(qp, true);
+/**
+ * scire_comp_direct_ack() - a direct request was acknowledged in the call
+ * that delivered it (scire_resp_direct() returned SCIRE_DIRECT_ACKED).
+ * @qp: an RC QP in RTS or SQD.
+ * @psn: the request's PSN; the requester has recorded it as sent.
+ *
+ * Does what an ACKNOWLEDGE for @psn does (IBA 9.7.5.1.1): retires the WQEs
+ * it covers with their CQEs and moves the oldest unacknowledged PSN on.
+ *
+ * Context: the QP's worker.
+ */
+void scire_comp_direct_ack(struct scire_qp *qp, u32 psn)
+{
+	u32 base = qp->req.comp_psn;
+
+	if (scire_comp_walk(qp, base, psn, true))
+		scire_comp_advance(qp, base, psn + 1);
+	scire_comp_moved(qp, base);
 }
 
 /**

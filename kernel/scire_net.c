@@ -1220,6 +1220,33 @@ static struct dst_entry *scire_route_cached(struct net *net, struct sock *sk,
 	return dst;
 }
 
+/*
+ * The scire device of this host that packets to @av would be looped back
+ * to, in @sdev's namespace, or NULL. Caller holds RCU, which keeps the
+ * device alive.
+ */
+static struct scire_dev *scire_av_target_rcu(struct scire_dev *sdev,
+					     const struct scire_av *av)
+{
+	struct scire_net *snet = sdev->net;
+	struct net_device *ndev = NULL;
+	struct scire_dev *target;
+	struct socket *sock;
+
+	if (!snet || (av->network_type != RDMA_NETWORK_IPV4 &&
+		      av->network_type != RDMA_NETWORK_IPV6))
+		return NULL;
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		sock = rcu_dereference(snet->ns->sock6);
+	else
+		sock = rcu_dereference(snet->ns->sock4);
+	if (!sock)
+		return NULL;
+	target = scire_tx_local_rcu(snet->ns, sock_net(sock->sk), sdev, av,
+				    &ndev);
+	return IS_ERR(target) ? NULL : target;
+}
+
 /**
  * scire_net_av_local() - is the destination of an AV a scire device of
  * this host, in the device's network namespace?
@@ -1234,27 +1261,46 @@ static struct dst_entry *scire_route_cached(struct net *net, struct sock *sk,
  */
 bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av)
 {
-	struct scire_net *snet = sdev->net;
-	struct net_device *ndev = NULL;
-	struct scire_dev *target;
-	struct socket *sock;
-	bool local = false;
+	bool local;
 
-	if (!snet || (av->network_type != RDMA_NETWORK_IPV4 &&
-		      av->network_type != RDMA_NETWORK_IPV6))
-		return false;
 	rcu_read_lock();
-	if (av->network_type == RDMA_NETWORK_IPV6)
-		sock = rcu_dereference(snet->ns->sock6);
-	else
-		sock = rcu_dereference(snet->ns->sock4);
-	if (sock) {
-		target = scire_tx_local_rcu(snet->ns, sock_net(sock->sk), sdev,
-					    av, &ndev);
-		local = !IS_ERR_OR_NULL(target);
-	}
+	local = !!scire_av_target_rcu(sdev, av);
 	rcu_read_unlock();
 	return local;
+}
+
+/**
+ * scire_net_direct_peer() - the same-host QP a connected QP's requests
+ * reach, for a direct request (scire_resp_direct()).
+ * @qp: an RC QP whose requester sends same-host units (qp->req.local).
+ *
+ * Applies the checks a same-host unit from @qp passes on its way to its
+ * QP (scire_rcv_unit(), scire_rcv_qp()): the destination QP number exists
+ * on the device qp->av leads to, that QP is RC, and its own AV names
+ * @qp's address pair the other way round.
+ *
+ * Context: process context or softirq; takes RCU.
+ * Return: the peer QP, held (release with scire_qp_put()), or NULL.
+ */
+struct scire_qp *scire_net_direct_peer(struct scire_qp *qp)
+{
+	u32 qpn = qp->dest_qpn & SCIRE_QPN_MASK;
+	struct scire_qp *peer = NULL;
+	struct scire_dev *target;
+
+	if (qpn < 2 || qpn == IB_MULTICAST_QPN)
+		return NULL;
+	rcu_read_lock();
+	target = scire_av_target_rcu(qp->sdev, &qp->av);
+	if (target)
+		peer = scire_qp_get(target, qpn);
+	rcu_read_unlock();
+	if (peer && (peer->ibqp.qp_type != IB_QPT_RC ||
+		     !scire_unit_path_ok(peer, &qp->av))) {
+		scire_qp_put(peer);
+		peer = NULL;
+	}
+	return peer;
 }
 
 /**

@@ -227,6 +227,41 @@ void scire_qp_kick(struct scire_qp *qp)
 }
 
 /**
+ * scire_qp_direct_lock() - take a peer QP's execution context for a direct
+ * request, if it is free.
+ * @qp: the peer QP, held.
+ *
+ * Only tries: the caller holds its own QP's context, and the peer may be
+ * trying the same towards it. On success, release with
+ * scire_qp_direct_unlock().
+ *
+ * Context: process context.
+ * Return: true if taken; false if a run of @qp is in progress.
+ */
+bool scire_qp_direct_lock(struct scire_qp *qp)
+{
+	return mutex_trylock(&qp->work_mutex);
+}
+
+/**
+ * scire_qp_direct_unlock() - release what scire_qp_direct_lock() took.
+ * @qp: the peer QP.
+ *
+ * A run that found the context taken meanwhile left its work to the
+ * holder (scire_qp_run()): that is handed to the work item now.
+ *
+ * Context: process context.
+ */
+void scire_qp_direct_unlock(struct scire_qp *qp)
+{
+	mutex_unlock(&qp->work_mutex);
+	/* Unlock before the look: pairs with scire_qp_run()'s barrier. */
+	smp_mb();
+	if (test_bit(SCIRE_QP_P_KICK, &qp->pending))
+		queue_work(scire_wq, &qp->work);
+}
+
+/**
  * scire_qp_error() - move a QP to the Error state (IBA 10.3).
  * @qp: the QP.
  *

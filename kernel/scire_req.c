@@ -878,6 +878,92 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 	return 0;
 }
 
+/*
+ * Hand the packet at cur_psn to a same-host peer's responder without
+ * building it (scire_resp_direct()): only a whole single-packet SEND or
+ * WRITE at the SQ head of an RC QP, with nothing unacknowledged or being
+ * sent again, whose payload is inline or short enough to gather here.
+ * Return: 0 when delivered (recorded as sent, and completed if the
+ * responder acknowledged it at once); -EAGAIN when not taken, nothing
+ * changed (send it as a unit); or a positive ib_wc_status for a local
+ * memory error reading the payload.
+ */
+static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
+{
+	struct scire_req *req = &qp->req;
+	u32 index = req->cur, psn = req->cur_psn;
+	const struct scire_send_wqe *wqe = scire_req_shadow(req, index);
+	const struct scire_req_wqe *w = scire_req_wqe(req, index);
+	const struct scire_wqe_info *info = &scire_wqe_info[wqe->opcode];
+	u8 buf[SCIRE_REQ_DIRECT_MAX];
+	struct scire_resp_in in = {};
+	struct scire_pkt pkt = {};
+	enum scire_direct res;
+	struct scire_qp *peer;
+	u32 msn;
+	int ret;
+
+	if (!req->local || qp->ibqp.qp_type != IB_QPT_RC ||
+	    (info->kind != SCIRE_REQ_K_SEND && info->kind != SCIRE_REQ_K_WRITE) ||
+	    qp->sq.consumer != index || w->first_psn != w->last_psn ||
+	    req->comp_psn != psn || req->hi_psn != psn)
+		return -EAGAIN;
+
+	if (wqe->flags & SCIRE_WQE_F_INLINE) {
+		in.buf = (void *)wqe->data;
+	} else if (w->len > sizeof(buf)) {
+		return -EAGAIN;
+	} else if (w->len) {
+		ret = scire_req_tx_copy(qp, tx, index, 0, buf, NULL, w->len);
+		if (ret)
+			return scire_req_mem_status(ret);
+		in.buf = buf;
+	}
+
+	pkt.opcode = info->only;
+	pkt.mask = scire_opcode[pkt.opcode].mask;
+	pkt.psn = psn;
+	pkt.qpn = qp->dest_qpn & SCIRE_QPN_MASK;
+	pkt.paylen = w->len;
+	pkt.ackreq = true;
+	pkt.se = (wqe->flags & SCIRE_WQE_F_SOLICITED) &&
+		 (pkt.mask & SCIRE_M_COMP);
+	pkt.local = true;
+	in.pkt = &pkt;
+	/* What scire_req_ext_hdrs() puts in the packet's headers. */
+	if (pkt.mask & SCIRE_M_RETH) {
+		in.va = wqe->rdma.remote_addr;
+		in.rkey = wqe->rdma.rkey;
+		in.len = w->len;
+	}
+	if (pkt.mask & SCIRE_M_IMMDT)
+		in.imm = wqe->imm_data;
+	if (pkt.mask & SCIRE_M_IETH)
+		in.inv_rkey = wqe->imm_data;
+
+	peer = scire_net_direct_peer(qp);
+	if (!peer)
+		return -EAGAIN;
+	res = SCIRE_DIRECT_NOT;
+	if (scire_qp_direct_lock(peer)) {
+		res = scire_resp_direct(peer, &in, &msn);
+		scire_qp_direct_unlock(peer);
+	}
+	scire_qp_put(peer);
+	if (res == SCIRE_DIRECT_NOT)
+		return -EAGAIN;
+
+	scire_count(qp->sdev, SCIRE_CNT_LOCAL_DIRECT, 1);
+	/* Sent, as scire_req_send_next() records a last packet. */
+	req->noack = 0;
+	req->cur_psn = scire_psn(psn + 1);
+	req->hi_psn = req->cur_psn;
+	req->cur++;
+	if (res == SCIRE_DIRECT_ACKED)
+		scire_comp_direct_ack(qp, psn);
+	return 0;
+}
+
 static bool scire_req_sending(struct scire_qp *qp)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
@@ -939,7 +1025,9 @@ bool scire_req_run(struct scire_qp *qp)
 		    SCIRE_REQ_WINDOW)
 			break;
 
-		ret = scire_req_send_next(qp, &tx);
+		ret = scire_req_direct(qp, &tx);
+		if (ret == -EAGAIN)
+			ret = scire_req_send_next(qp, &tx);
 		if (ret == -ENOMEM) {
 			more = true;
 			break;

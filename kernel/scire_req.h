@@ -50,6 +50,8 @@ struct sk_buff;
 #define SCIRE_REQ_BUDGET	64
 /* Wire payloads from this size on are sent from MR pages, not copied. */
 #define SCIRE_REQ_ZC_MIN	1024
+/* Payload bytes of a direct same-host request gathered on the stack, at most. */
+#define SCIRE_REQ_DIRECT_MAX	256
 /* Floor of the local ACK timeout, so slow (emulated) hosts do not spin. */
 #define SCIRE_REQ_MIN_TIMEOUT_MS 10
 
@@ -237,5 +239,6 @@ void scire_comp_rcv(struct scire_qp *qp, struct sk_buff *skb);
 void scire_comp_timers(struct scire_qp *qp);
 void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len);
 bool scire_comp_head_error(struct scire_qp *qp);
+void scire_comp_direct_ack(struct scire_qp *qp, u32 psn);
 
 #endif /* SCIRE_REQ_H */

@@ -307,27 +307,40 @@ static void scire_resp_msg_done(struct scire_qp *qp)
 }
 
 /* A request carrying an ImmDt hands it to the receive CQE (IBA 9.3.6). */
-static void scire_resp_imm(struct sk_buff *skb, const struct scire_pkt *pkt,
+static void scire_resp_imm(const struct scire_resp_in *in,
 			   struct scire_cqe *cqe)
 {
-	struct scire_immdt *immdt;
-
-	if (!(pkt->mask & SCIRE_M_IMMDT))
+	if (!(in->pkt->mask & SCIRE_M_IMMDT))
 		return;
-	immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
 	cqe->flags |= SCIRE_CQE_F_IMM;
-	/* Kept in network order, as on the wire. */
-	cqe->imm_data = (__force u32)get_unaligned(&immdt->imm);
+	cqe->imm_data = in->imm;
 }
 
 /* Scatter a request's payload into the receive WQE in hand (its SGL). */
-static int scire_resp_place(struct scire_qp *qp, struct sk_buff *skb,
-			    const struct scire_pkt *pkt)
+static int scire_resp_place(struct scire_qp *qp,
+			    const struct scire_resp_in *in)
 {
+	const struct scire_pkt *pkt = in->pkt;
+
 	if (!pkt->paylen)
 		return 0;
-	return scire_pkt_to_sgl(skb, scire_opcode[pkt->opcode].hdr_len,
+	if (!in->skb)
+		return scire_sgl_copy(qp->resp.sgl, in->buf, pkt->paylen,
+				      true);
+	return scire_pkt_to_sgl(in->skb, scire_opcode[pkt->opcode].hdr_len,
 				pkt->paylen, qp->resp.sgl);
+}
+
+/* Copy a WRITE's payload into @mr at @va. */
+static int scire_resp_place_mr(const struct scire_resp_in *in,
+			       struct scire_mr *mr, u64 va)
+{
+	const struct scire_pkt *pkt = in->pkt;
+
+	if (!in->skb)
+		return scire_mr_copy(mr, va, in->buf, pkt->paylen, true);
+	return scire_pkt_to_mr(in->skb, scire_opcode[pkt->opcode].hdr_len,
+			       pkt->paylen, mr, va);
 }
 
 /* Post a successful receive completion; an overrun CQ fails the QP. */
@@ -344,9 +357,9 @@ static bool scire_resp_complete(struct scire_qp *qp, struct scire_cqe *cqe,
 }
 
 /* SEND_FIRST/MIDDLE/LAST/ONLY, with immediate data or invalidate. */
-static void scire_resp_send(struct scire_qp *qp, struct sk_buff *skb)
+static void scire_resp_send(struct scire_qp *qp, const struct scire_resp_in *in)
 {
-	struct scire_pkt *pkt = scire_pkt(skb);
+	const struct scire_pkt *pkt = in->pkt;
 	struct scire_resp *resp = &qp->resp;
 	struct scire_cqe cqe = {};
 	u32 rkey;
@@ -366,7 +379,7 @@ static void scire_resp_send(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	if (pkt->paylen) {
-		ret = scire_resp_place(qp, skb, pkt);
+		ret = scire_resp_place(qp, in);
 		/* Hold no MR between packets: dereg must not wait for us. */
 		scire_sgl_release(resp->sgl);
 		if (ret == -ENOSPC) {
@@ -390,12 +403,9 @@ static void scire_resp_send(struct scire_qp *qp, struct sk_buff *skb)
 
 	cqe.opcode = SCIRE_CQE_OP_RECV;
 	cqe.byte_len = resp->rcv_len;
-	scire_resp_imm(skb, pkt, &cqe);
+	scire_resp_imm(in, &cqe);
 	if (pkt->mask & SCIRE_M_IETH) {
-		struct scire_ieth *ieth;
-
-		ieth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IETH);
-		rkey = get_unaligned_be32(&ieth->rkey);
+		rkey = in->inv_rkey;
 		/*
 		 * A failed invalidation must reach the requester (IBA
 		 * 10.6.7.2.3): a key that does not resolve in this PD is
@@ -459,17 +469,17 @@ static bool scire_resp_rkey_ok(struct scire_qp *qp, u32 rkey, u64 va,
 }
 
 /* RDMA WRITE_FIRST/MIDDLE/LAST/ONLY, with immediate data. */
-static void scire_resp_write(struct scire_qp *qp, struct sk_buff *skb)
+static void scire_resp_write(struct scire_qp *qp,
+			     const struct scire_resp_in *in)
 {
-	struct scire_pkt *pkt = scire_pkt(skb);
+	const struct scire_pkt *pkt = in->pkt;
 	struct scire_resp *resp = &qp->resp;
-	u32 left, rkey, len;
+	u32 left, rkey = in->rkey, len = in->len;
 	struct scire_mr *mr;
-	u64 va;
+	u64 va = in->va;
 	int ret;
 
 	if (pkt->mask & SCIRE_M_FIRST) {
-		scire_resp_reth(skb, &va, &rkey, &len);
 		if (len > SCIRE_RESP_MAX_MSG) {
 			scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
 					  IB_WC_REM_INV_REQ_ERR);
@@ -514,8 +524,7 @@ static void scire_resp_write(struct scire_qp *qp, struct sk_buff *skb)
 					  IB_WC_REM_ACCESS_ERR);
 			return;
 		}
-		ret = scire_pkt_to_mr(skb, scire_opcode[pkt->opcode].hdr_len,
-				      pkt->paylen, mr, va);
+		ret = scire_resp_place_mr(in, mr, va);
 		scire_mr_put(mr);
 		if (ret) {
 			scire_resp_reject(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
@@ -539,7 +548,7 @@ static void scire_resp_write(struct scire_qp *qp, struct sk_buff *skb)
 		};
 
 		/* A completing WRITE is one WITH_IMM: the table says so. */
-		scire_resp_imm(skb, pkt, &cqe);
+		scire_resp_imm(in, &cqe);
 		if (!scire_resp_complete(qp, &cqe, pkt))
 			return;
 	}
@@ -917,16 +926,44 @@ static bool scire_resp_check(struct scire_qp *qp, const struct scire_pkt *pkt)
 	return true;
 }
 
+/* What a SEND or WRITE packet's headers say, for scire_resp_send/write(). */
+static void scire_resp_in_parse(struct sk_buff *skb, struct scire_resp_in *in)
+{
+	const struct scire_pkt *pkt = scire_pkt(skb);
+
+	memset(in, 0, sizeof(*in));
+	in->pkt = pkt;
+	in->skb = skb;
+	if (pkt->mask & SCIRE_M_RETH)
+		scire_resp_reth(skb, &in->va, &in->rkey, &in->len);
+	if (pkt->mask & SCIRE_M_IMMDT) {
+		struct scire_immdt *immdt;
+
+		immdt = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IMMDT);
+		/* Kept in network order, as on the wire. */
+		in->imm = (__force u32)get_unaligned(&immdt->imm);
+	}
+	if (pkt->mask & SCIRE_M_IETH) {
+		struct scire_ieth *ieth;
+
+		ieth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_IETH);
+		in->inv_rkey = get_unaligned_be32(&ieth->rkey);
+	}
+}
+
 static void scire_resp_execute(struct scire_qp *qp, struct sk_buff *skb)
 {
 	u32 mask = scire_pkt(skb)->mask;
+	struct scire_resp_in in;
 
 	if (!scire_resp_check(qp, scire_pkt(skb)))
 		return;
+	if (mask & (SCIRE_M_SEND | SCIRE_M_WRITE))
+		scire_resp_in_parse(skb, &in);
 	if (mask & SCIRE_M_SEND)
-		scire_resp_send(qp, skb);
+		scire_resp_send(qp, &in);
 	else if (mask & SCIRE_M_WRITE)
-		scire_resp_write(qp, skb);
+		scire_resp_write(qp, &in);
 	else if (scire_resp_is_rc(qp) && (mask & SCIRE_M_READ))
 		scire_resp_read_req(qp, skb);
 	else if (scire_resp_is_rc(qp) && (mask & SCIRE_M_ATOMIC))
@@ -988,6 +1025,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 {
 	struct scire_pkt *pkt = scire_pkt(skb);
 	struct scire_resp *resp = &qp->resp;
+	struct scire_resp_in in;
 	struct scire_deth *deth;
 	struct scire_cqe cqe = {};
 	u8 grh[SCIRE_UD_GRH_LEN];
@@ -995,6 +1033,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 
 	if (!(pkt->mask & SCIRE_M_DETH) || !(pkt->mask & SCIRE_M_SEND))
 		return;
+	scire_resp_in_parse(skb, &in);
 	deth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_DETH);
 	if (get_unaligned_be32(&deth->qkey) != qp->qkey) {
 		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
@@ -1006,7 +1045,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 	scire_resp_grh(skb, grh);
 	ret = scire_sgl_copy(resp->sgl, grh, sizeof(grh), true);
 	if (!ret)
-		ret = scire_resp_place(qp, skb, pkt);
+		ret = scire_resp_place(qp, &in);
 	scire_sgl_release(resp->sgl);
 	if (ret == -ENOSPC) {
 		if (qp->srq) {
@@ -1027,7 +1066,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 	cqe.src_qp = get_unaligned_be32(&deth->sqp) & SCIRE_QPN_MASK;
 	cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?
 			       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
-	scire_resp_imm(skb, pkt, &cqe);
+	scire_resp_imm(&in, &cqe);
 	scire_resp_complete(qp, &cqe, pkt);
 }
 
@@ -1129,6 +1168,61 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	scire_resp_process(qp, skb);
+}
+
+/**
+ * scire_resp_direct() - execute a request of a same-host requester without
+ * a packet (the fast path's direct requests).
+ * @qp: an RC QP, held; the caller holds its work_mutex, so no run of its
+ *	own is in progress.
+ * @in: a SEND or RDMA WRITE ONLY request (any variant), with the PSN, SE
+ *	and AckReq its packet would carry, pkt->local set, and the payload
+ *	(at most SCIRE_LOCAL_MTU bytes) in @in->buf; @in->skb is NULL.
+ * @msn: set to the MSN its ACKNOWLEDGE would carry when the request was
+ *	 executed and acknowledged at once.
+ *
+ * Only an idle responder takes the request: live, its ePSN the request's
+ * PSN, no multi-packet message, READ response, held-back request, owed
+ * ACK or NAK outstanding, and no packet waiting for it. The request is
+ * then checked and executed exactly as its packet would be (IBA 9.7.4,
+ * 9.7.5), including its refusals: a NAK or RNR NAK goes back to the
+ * requester as a same-host unit, as for a unit request.
+ *
+ * Context: process context, in the requester's run (scire_req_run());
+ * may send a NAK unit.
+ * Return: SCIRE_DIRECT_ACKED: executed; this return stands for the ACK
+ * (the requester completes the WQE). SCIRE_DIRECT_SENT: handled as its
+ * packet would have been, but not acknowledged (a NAK was sent, or the
+ * QP failed): the requester treats the request as sent. SCIRE_DIRECT_NOT:
+ * the responder is busy or not idle and nothing changed: send a unit.
+ */
+enum scire_direct scire_resp_direct(struct scire_qp *qp,
+				    const struct scire_resp_in *in, u32 *msn)
+{
+	const struct scire_pkt *pkt = in->pkt;
+	struct scire_resp *resp = &qp->resp;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || !scire_resp_live(qp) ||
+	    pkt->psn != resp->psn || resp->nak_sent || resp->ack_pending ||
+	    resp->msg != SCIRE_RESP_MSG_NONE || resp->read.active ||
+	    !skb_queue_empty(&resp->backlog) ||
+	    !skb_queue_empty_lockless(&qp->rxq) ||
+	    !(pkt->mask & (SCIRE_M_SEND | SCIRE_M_WRITE)) ||
+	    (pkt->mask & SCIRE_M_ONLY) != SCIRE_M_ONLY)
+		return SCIRE_DIRECT_NOT;
+
+	resp->local = true;
+	if (scire_resp_check(qp, pkt)) {
+		if (pkt->mask & SCIRE_M_SEND)
+			scire_resp_send(qp, in);
+		else
+			scire_resp_write(qp, in);
+	}
+	if (!resp->ack_pending || resp->failed || resp->ack_psn != pkt->psn)
+		return SCIRE_DIRECT_SENT;
+	resp->ack_pending = false;
+	*msn = resp->ack_msn;
+	return SCIRE_DIRECT_ACKED;
 }
 
 /**

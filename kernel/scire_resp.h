@@ -10,6 +10,7 @@
 #include <linux/skbuff.h>
 #include <linux/types.h>
 
+struct scire_pkt;
 struct scire_qp;
 struct scire_sgl;
 struct scire_recv_wqe;
@@ -119,6 +120,42 @@ struct scire_resp {
 	u32 res_next;
 };
 
+/**
+ * struct scire_resp_in - a SEND or RDMA WRITE request as the responder
+ * executes it: read from its packet's headers, or handed over without a
+ * packet by a requester of this host (scire_resp_direct()).
+ * @pkt:	its BTH fields; @pkt->paylen payload bytes.
+ * @skb:	the packet, the payload after its headers; NULL without one.
+ * @buf:	without a packet: the payload, in kernel memory.
+ * @va:		RETH virtual address (WRITE FIRST or ONLY).
+ * @rkey:	RETH R_Key.
+ * @len:	RETH DMA length.
+ * @imm:	ImmDt, in network order as on the wire.
+ * @inv_rkey:	IETH: the R_Key to invalidate.
+ */
+struct scire_resp_in {
+	const struct scire_pkt *pkt;
+	struct sk_buff *skb;
+	void *buf;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u32 imm;
+	u32 inv_rkey;
+};
+
+/**
+ * enum scire_direct - what became of a direct request (scire_resp_direct()).
+ * @SCIRE_DIRECT_NOT:	not taken, nothing changed.
+ * @SCIRE_DIRECT_SENT:	handled like its packet, not acknowledged.
+ * @SCIRE_DIRECT_ACKED:	executed and acknowledged.
+ */
+enum scire_direct {
+	SCIRE_DIRECT_NOT,
+	SCIRE_DIRECT_SENT,
+	SCIRE_DIRECT_ACKED,
+};
+
 int scire_resp_init(struct scire_qp *qp);
 void scire_resp_cleanup(struct scire_qp *qp);
 void scire_resp_reset(struct scire_qp *qp);
@@ -126,5 +163,7 @@ void scire_resp_start(struct scire_qp *qp);
 void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb);
 void scire_resp_batch_end(struct scire_qp *qp);
 void scire_resp_flush(struct scire_qp *qp);
+enum scire_direct scire_resp_direct(struct scire_qp *qp,
+				    const struct scire_resp_in *in, u32 *msn);
 
 #endif /* SCIRE_RESP_H */

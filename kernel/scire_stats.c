@@ -31,6 +31,7 @@ static const struct rdma_stat_desc scire_counter_desc[SCIRE_CNT_MAX] = {
 	[SCIRE_CNT_RX_DROPS] = { .name = "rx_drops" },
 	[SCIRE_CNT_LOCAL_UNITS] = { .name = "local_units" },
 	[SCIRE_CNT_LOCAL_BYTES] = { .name = "local_bytes" },
+	[SCIRE_CNT_LOCAL_DIRECT] = { .name = "local_direct" },
 };
 
 /**

@@ -811,11 +811,22 @@ fast_path_name()
 	esac
 }
 
+# local_sent DEV: same-host requests DEV's QPs handed over so far, as
+# units (local_units) or directly to the peer's responder (local_direct).
+local_sent()
+{
+	local units direct
+
+	units=$(rdma_counter "$1" local_units) || return 1
+	direct=$(rdma_counter "$1" local_direct) || return 1
+	echo $((units + direct))
+}
+
 # run_fast_path MODE DEV CMD...: run CMD with scire's fast_path parameter at
 # MODE (1 or 0; "-": as it is), then put it back to 1. QPs take the value
 # when they enter RTS. Besides CMD's own status, fails (saying so) if DEV's
-# local_units counter says the other path was taken: it must grow under 1
-# and stay still under 0.
+# counters say the other path was taken: same-host requests (local_sent)
+# must grow under 1 and stay still under 0.
 run_fast_path()
 {
 	local mode=$1 dev=$2 before after rc=0
@@ -823,17 +834,17 @@ run_fast_path()
 	shift 2
 	[ "$mode" != - ] || { "$@"; return; }
 	echo "$mode" >"$FAST_PATH_PARAM" || { echo "cannot write $FAST_PATH_PARAM"; return 1; }
-	before=$(rdma_counter "$dev" local_units) || { echo "$dev has no local_units counter"; return 1; }
+	before=$(local_sent "$dev") || { echo "$dev has no local_units or local_direct counter"; return 1; }
 	"$@" || rc=$?
-	after=$(rdma_counter "$dev" local_units)
+	after=$(local_sent "$dev")
 	echo 1 >"$FAST_PATH_PARAM"
 	[ "$rc" -eq 0 ] || return "$rc"
 	if [ "$mode" = 1 ] && [ "$after" -le "$before" ]; then
-		echo "fast_path=1, yet $dev sent no same-host unit (local_units stayed at $before)"
+		echo "fast_path=1, yet $dev handed over no same-host request (local_units + local_direct stayed at $before)"
 		return 1
 	fi
 	if [ "$mode" = 0 ] && [ "$after" -ne "$before" ]; then
-		echo "fast_path=0, yet $dev sent $((after - before)) same-host units"
+		echo "fast_path=0, yet $dev handed over $((after - before)) same-host requests"
 		return 1
 	fi
 }
