@@ -172,7 +172,8 @@ int scire_req_init(struct scire_qp *qp)
 				     GFP_KERNEL_ACCOUNT);
 	req->wqe = kvcalloc(sq->num_entries, sizeof(*req->wqe),
 			    GFP_KERNEL_ACCOUNT);
-	if (!req->shadow || !req->wqe) {
+	req->direct_buf = kmalloc(SCIRE_REQ_DIRECT_MAX, GFP_KERNEL_ACCOUNT);
+	if (!req->shadow || !req->wqe || !req->direct_buf) {
 		scire_req_cleanup(qp);
 		return -ENOMEM;
 	}
@@ -199,8 +200,10 @@ void scire_req_cleanup(struct scire_qp *qp)
 	}
 	kvfree(req->shadow);
 	kvfree(req->wqe);
+	kfree(req->direct_buf);
 	req->shadow = NULL;
 	req->wqe = NULL;
+	req->direct_buf = NULL;
 	dst_cache_destroy(&req->route);
 	memset(&req->route, 0, sizeof(req->route));
 }
@@ -466,9 +469,10 @@ static int scire_req_fetch(struct scire_qp *qp)
 {
 	struct scire_req *req = &qp->req;
 	struct scire_wq *sq = &qp->sq;
+	const struct scire_send_wqe *slot;
 	struct scire_send_wqe *wqe;
 	struct scire_req_wqe *w;
-	u32 prod, avail, len;
+	u32 prod, avail, len, used;
 
 	/* Pairs with the poster's store-release after writing the slot. */
 	prod = smp_load_acquire(&sq->ring->producer);
@@ -481,7 +485,17 @@ static int scire_req_fetch(struct scire_qp *qp)
 		return -EAGAIN;
 
 	wqe = scire_req_shadow(req, req->fetched);
-	memcpy(wqe, scire_wq_slot(sq, req->fetched), req->wqe_size);
+	slot = scire_wq_slot(sq, req->fetched);
+	memcpy(wqe, slot, sizeof(*wqe));
+	/*
+	 * Then only the part of the slot the copied header says is used (a
+	 * slot sized for max_inline is mostly empty); the validation below
+	 * reads the copy, so a header changed meanwhile cannot widen it.
+	 */
+	used = wqe->flags & SCIRE_WQE_F_INLINE ? wqe->inline_len :
+	       wqe->num_sge * sizeof(struct scire_sge);
+	memcpy(wqe->data, slot->data,
+	       min_t(u32, used, req->wqe_size - sizeof(*wqe)));
 	w = scire_req_wqe(req, req->fetched);
 	w->status = scire_req_validate(qp, wqe, &len);
 	w->state = w->status ? SCIRE_REQ_WQE_ERROR : SCIRE_REQ_WQE_NEW;
@@ -895,7 +909,6 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 	const struct scire_send_wqe *wqe = scire_req_shadow(req, index);
 	const struct scire_req_wqe *w = scire_req_wqe(req, index);
 	const struct scire_wqe_info *info = &scire_wqe_info[wqe->opcode];
-	u8 buf[SCIRE_REQ_DIRECT_MAX];
 	struct scire_resp_in in = {};
 	struct scire_pkt pkt = {};
 	enum scire_direct res;
@@ -911,13 +924,14 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 
 	if (wqe->flags & SCIRE_WQE_F_INLINE) {
 		in.buf = (void *)wqe->data;
-	} else if (w->len > sizeof(buf)) {
+	} else if (w->len > SCIRE_REQ_DIRECT_MAX) {
 		return -EAGAIN;
 	} else if (w->len) {
-		ret = scire_req_tx_copy(qp, tx, index, 0, buf, NULL, w->len);
+		ret = scire_req_tx_copy(qp, tx, index, 0, req->direct_buf, NULL,
+					w->len);
 		if (ret)
 			return scire_req_mem_status(ret);
-		in.buf = buf;
+		in.buf = req->direct_buf;
 	}
 
 	pkt.opcode = info->only;

@@ -50,7 +50,7 @@ struct sk_buff;
 #define SCIRE_REQ_BUDGET	64
 /* Wire payloads from this size on are sent from MR pages, not copied. */
 #define SCIRE_REQ_ZC_MIN	1024
-/* Payload bytes of a direct same-host request gathered on the stack, at most. */
+/* Payload bytes a direct same-host request gathers from its SGL, at most. */
 #define SCIRE_REQ_DIRECT_MAX	256
 /* Floor of the local ACK timeout, so slow (emulated) hosts do not spin. */
 #define SCIRE_REQ_MIN_TIMEOUT_MS 10
@@ -132,6 +132,9 @@ struct scire_req_wqe {
  * a bit in qp->pending and kick the worker).
  * @shadow:	kernel copy of the SQ, wqe_size bytes per slot.
  * @wqe:	per-slot state, indexed like @shadow.
+ * @direct_buf:	SCIRE_REQ_DIRECT_MAX bytes that gather the payload of a
+ *		direct request (scire_resp_direct()). Not on the stack: the
+ *		kernel may be built to zero every stack array on entry.
  * @mask:	SQ slots - 1.
  * @wqe_size:	bytes per slot.
  * @fetched:	WQEs copied from the ring.
@@ -173,6 +176,7 @@ struct scire_req_wqe {
 struct scire_req {
 	void *shadow;
 	struct scire_req_wqe *wqe;
+	void *direct_buf;
 	u32 mask;
 	u32 wqe_size;
 
