@@ -569,9 +569,12 @@ void scire_comp_timers(struct scire_qp *qp)
 
 	if (!req->shadow)
 		return;
-	if (test_and_clear_bit(SCIRE_QP_P_RNR, &qp->pending))
+	/* A plain look first: most runs find neither bit set. */
+	if (test_bit(SCIRE_QP_P_RNR, &qp->pending) &&
+	    test_and_clear_bit(SCIRE_QP_P_RNR, &qp->pending))
 		req->rnr_wait = false;
-	if (!test_and_clear_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending))
+	if (!test_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending) ||
+	    !test_and_clear_bit(SCIRE_QP_P_RETRANSMIT, &qp->pending))
 		return;
 	if (!scire_comp_active(qp) || req->rnr_wait ||
 	    !READ_ONCE(qp->timeout) || req->hi_psn == req->comp_psn ||

@@ -697,9 +697,12 @@ static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
 	req_active = state == IB_QPS_RTS || state == IB_QPS_SQD;
 	/*
 	 * Meanwhile the QP can only leave for ERR or RESET (other moves wait
-	 * for work_mutex); the run those kicked acts on that.
+	 * for work_mutex); the run those kicked acts on that. The lockless
+	 * look spares an idle QP (a doorbell) the irq-off lock: a packet
+	 * queued after it kicks, and the run is repeated.
 	 */
 	while (budget && READ_ONCE(qp->state) == state &&
+	       !skb_queue_empty_lockless(&qp->rxq) &&
 	       (skb = skb_dequeue(&qp->rxq))) {
 		budget--;
 		if (!(scire_pkt(skb)->mask & SCIRE_M_RESP))
