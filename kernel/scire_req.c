@@ -913,7 +913,6 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 	struct scire_pkt pkt = {};
 	enum scire_direct res;
 	struct scire_qp *peer;
-	u32 msn;
 	int ret;
 
 	if (!req->local || qp->ibqp.qp_type != IB_QPT_RC ||
@@ -960,7 +959,7 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 		return -EAGAIN;
 	res = SCIRE_DIRECT_NOT;
 	if (scire_qp_direct_lock(peer)) {
-		res = scire_resp_direct(peer, &in, &msn);
+		res = scire_resp_direct(peer, &in);
 		scire_qp_direct_unlock(peer);
 	}
 	scire_qp_put(peer);

@@ -1178,8 +1178,6 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
  * @in: a SEND or RDMA WRITE ONLY request (any variant), with the PSN, SE
  *	and AckReq its packet would carry, pkt->local set, and the payload
  *	(at most SCIRE_LOCAL_MTU bytes) in @in->buf; @in->skb is NULL.
- * @msn: set to the MSN its ACKNOWLEDGE would carry when the request was
- *	 executed and acknowledged at once.
  *
  * Only an idle responder takes the request: live, its ePSN the request's
  * PSN, no multi-packet message, READ response, held-back request, owed
@@ -1197,7 +1195,7 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
  * the responder is busy or not idle and nothing changed: send a unit.
  */
 enum scire_direct scire_resp_direct(struct scire_qp *qp,
-				    const struct scire_resp_in *in, u32 *msn)
+				    const struct scire_resp_in *in)
 {
 	const struct scire_pkt *pkt = in->pkt;
 	struct scire_resp *resp = &qp->resp;
@@ -1220,8 +1218,8 @@ enum scire_direct scire_resp_direct(struct scire_qp *qp,
 	}
 	if (!resp->ack_pending || resp->failed || resp->ack_psn != pkt->psn)
 		return SCIRE_DIRECT_SENT;
+	/* The requester's completer does not read an ACK's MSN. */
 	resp->ack_pending = false;
-	*msn = resp->ack_msn;
 	return SCIRE_DIRECT_ACKED;
 }
 
