@@ -227,6 +227,9 @@ static inline int t_qp_state(struct ibv_qp *qp)
 			 IBV_ACCESS_REMOTE_ATOMIC)
 #define T_RD_ATOMIC	16
 
+/* The rnr_retry t_rc_connect() sets (7: retry for ever). */
+static int t_rnr_retry = 7;
+
 /*
  * Move qp (in any state) through RESET, INIT, RTR to RTS, connected to QP
  * dest_qpn on the same device through path. rq_psn is the first PSN qp
@@ -282,7 +285,7 @@ static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t r
 		.qp_state = IBV_QPS_RTS,
 		.timeout = 14,
 		.retry_cnt = 7,
-		.rnr_retry = 7,
+		.rnr_retry = t_rnr_retry,
 		.sq_psn = sq_psn & 0xffffff,
 		.max_rd_atomic = T_RD_ATOMIC,
 	};
