@@ -14,9 +14,5 @@ set -u
 
 prog=$(need_prog scire_access) || exit 1
 gid=$(need_dev_gid "$SCIRE_DEV") || exit 1
-for mode in $(fast_path_modes "$SCIRE_DEV"); do
-	echo "--- $(fast_path_name "$mode")"
-	run_fast_path "$mode" "$SCIRE_DEV" "$prog" -d "$SCIRE_DEV" -g "$gid" ||
-		fail "scire_access on $SCIRE_DEV, $(fast_path_name "$mode"): see above"
-done
+fast_path_each "$SCIRE_DEV" "$prog" -d "$SCIRE_DEV" -g "$gid"
 exit 0

@@ -849,6 +849,21 @@ run_fast_path()
 	fi
 }
 
+# fast_path_each DEV CMD...: run CMD in each of DEV's fast_path_modes
+# through run_fast_path, saying which, and fail the test naming CMD and the
+# mode if one run fails.
+fast_path_each()
+{
+	local dev=$1 mode
+
+	shift
+	for mode in $(fast_path_modes "$dev"); do
+		echo "--- $(fast_path_name "$mode")"
+		run_fast_path "$mode" "$dev" "$@" ||
+			fail "$(basename "$1") on $dev, $(fast_path_name "$mode"): see above"
+	done
+}
+
 # integrity_pair DEV_A GID_A DEV_B GID_B [ARG...]: scire_integrity with QP
 # A on DEV_A and QP B on DEV_B, so its traffic crosses the wire between
 # them (two QPs of one scire device talk through the driver's loopback).

@@ -85,26 +85,6 @@ static int atomic(enum acc_op op)
 	return op == OP_CMP_SWP || op == OP_FETCH_ADD;
 }
 
-static struct ibv_qp *make_qp(struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = {
-			.max_send_wr = 16,
-			.max_recv_wr = 4,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-
-	if (!qp)
-		t_fatal("create RC QP: %s", t_errname(errno));
-	return qp;
-}
-
 static uint8_t *map_pages(int n)
 {
 	uint8_t *p = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -208,8 +188,8 @@ static void run_case(enum acc_op op, enum acc_cond cond)
 	c->cq_b = ibv_create_cq(ctx, 32, NULL, NULL, 0);
 	if (!c->cq_a || !c->cq_b)
 		t_fatal("%s: create_cq: %s", name, t_errname(errno));
-	c->qp_a = make_qp(c->cq_a);
-	c->qp_b = make_qp(c->cq_b);
+	c->qp_a = t_rc_qp(pd, c->cq_a, 16, 4);
+	c->qp_b = t_rc_qp(pd, c->cq_b, 16, 4);
 	t_rc_connect_pair(c->qp_a, c->qp_b, &path);
 
 	c->tbuf = map_pages(3);

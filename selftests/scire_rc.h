@@ -295,6 +295,28 @@ static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t r
 		t_fatal("modify QP %#x RTR->RTS: %s", qp->qp_num, t_errname(ret));
 }
 
+/* An RC QP of pd with cq for both queues and one SGE per WQE. */
+static inline struct ibv_qp *t_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+				     uint32_t max_send_wr, uint32_t max_recv_wr)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = {
+			.max_send_wr = max_send_wr,
+			.max_recv_wr = max_recv_wr,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	if (!qp)
+		t_fatal("create RC QP: %s", t_errname(errno));
+	return qp;
+}
+
 /* Connect a and b to each other with random initial PSNs. */
 static inline void t_rc_connect_pair(struct ibv_qp *a, struct ibv_qp *b,
 				     const struct t_path *path)

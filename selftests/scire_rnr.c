@@ -37,26 +37,6 @@ struct rnr_pair {
 	struct ibv_mr *smr, *rmr;
 };
 
-static struct ibv_qp *make_qp(struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = {
-			.max_send_wr = 4,
-			.max_recv_wr = 4,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-
-	if (!qp)
-		t_fatal("create RC QP: %s", t_errname(errno));
-	return qp;
-}
-
 static void pair_open(struct rnr_pair *p, int rnr_retry)
 {
 	memset(p, 0, sizeof(*p));
@@ -64,8 +44,8 @@ static void pair_open(struct rnr_pair *p, int rnr_retry)
 	p->cq_b = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	if (!p->cq_a || !p->cq_b)
 		t_fatal("create_cq: %s", t_errname(errno));
-	p->qp_a = make_qp(p->cq_a);
-	p->qp_b = make_qp(p->cq_b);
+	p->qp_a = t_rc_qp(pd, p->cq_a, 4, 4);
+	p->qp_b = t_rc_qp(pd, p->cq_b, 4, 4);
 	p->sbuf = malloc(2 * MAX_LEN);
 	p->rbuf = calloc(2, MAX_LEN);
 	if (!p->sbuf || !p->rbuf)
