@@ -598,8 +598,9 @@ enum scire_qp_pending {
  * @runset:	while a run of this QP holds @work_mutex with the fast path
  *		on: where its same-host deliveries go (scire_qp_rcv()).
  * @run_task:	the task doing that run; only it may use @runset.
- * @run_for_peer: that run is another QP's context running this one
- *		(short: a doorbell waits for it rather than hand over).
+ * @run_for_peer: that run is another QP's context running this one, or
+ *		a direct request of a peer holds @work_mutex (either is
+ *		short: a doorbell waits for it rather than hand over).
  */
 struct scire_qp {
 	struct ib_qp ibqp;

@@ -232,7 +232,9 @@ void scire_qp_kick(struct scire_qp *qp)
  * @qp: the peer QP, held.
  *
  * Only tries: the caller holds its own QP's context, and the peer may be
- * trying the same towards it. On success, release with
+ * trying the same towards it. While it is held, a doorbell on @qp waits
+ * for it, as behind another QP's inline run (scire_qp_run()), instead of
+ * leaving its WQEs to the work item. On success, release with
  * scire_qp_direct_unlock().
  *
  * Context: process context.
@@ -240,7 +242,10 @@ void scire_qp_kick(struct scire_qp *qp)
  */
 bool scire_qp_direct_lock(struct scire_qp *qp)
 {
-	return mutex_trylock(&qp->work_mutex);
+	if (!mutex_trylock(&qp->work_mutex))
+		return false;
+	WRITE_ONCE(qp->run_for_peer, true);
+	return true;
 }
 
 /**
@@ -254,6 +259,7 @@ bool scire_qp_direct_lock(struct scire_qp *qp)
  */
 void scire_qp_direct_unlock(struct scire_qp *qp)
 {
+	WRITE_ONCE(qp->run_for_peer, false);
 	mutex_unlock(&qp->work_mutex);
 	/* Unlock before the look: pairs with scire_qp_run()'s barrier. */
 	smp_mb();
