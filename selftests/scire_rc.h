@@ -209,6 +209,22 @@ static inline void t_path_init(struct ibv_context *ctx, int gid_index, int mtu_b
 			mtu_bytes, t_mtu_bytes(port.active_mtu));
 }
 
+/*
+ * Open device name for a test whose QPs meet on port 1: through GID
+ * gid_index, or if it is negative the port's first RoCE v2 GID with an
+ * IPv4 address, at the port's active MTU (t_path_init()).
+ */
+static inline struct ibv_context *t_open_path(const char *name, int gid_index,
+					      struct t_path *path)
+{
+	struct ibv_context *ctx = t_open_device(name);
+
+	if (gid_index < 0 && (gid_index = t_find_ipv4_roce_v2_gid(ctx)) < 0)
+		t_fatal("%s port 1 has no RoCE v2 GID with an IPv4 address: give -g", name);
+	t_path_init(ctx, gid_index, 0, path);
+	return ctx;
+}
+
 /* --- QPs -------------------------------------------------------------------- */
 
 static inline int t_qp_state(struct ibv_qp *qp)

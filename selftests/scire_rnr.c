@@ -211,10 +211,7 @@ int main(int argc, char **argv)
 	}
 	t_rng_seed(t_fresh_seed());
 
-	ctx = t_open_device(dev);
-	if (gid_index < 0 && (gid_index = t_find_ipv4_roce_v2_gid(ctx)) < 0)
-		t_fatal("%s port 1 has no RoCE v2 GID with an IPv4 address: give -g", dev);
-	t_path_init(ctx, gid_index, 0, &path);
+	ctx = t_open_path(dev, gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		t_fatal("alloc_pd: %s", t_errname(errno));
