@@ -20,7 +20,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c ke
 	   include/uapi/rdma/scire-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean bench
+	clean bench kernel-debug
 
 all: kernel user ktest
 
@@ -42,6 +42,26 @@ kernel: deps-ok
 # The kernel-verbs selftest module, selftests/kmod/scire_ktest.ko.
 ktest: deps-ok
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
+
+# scire.ko (with its KUnit suites) and scire_ktest.ko for the debug kernel
+# of scripts/debug-kernel, in $(BUILD)/kdebug/: a tree of symlinks to the
+# sources, so the stock objects in kernel/ are left alone. scripts/vm
+# --kernel debug loads them from there.
+KDEBUG_OUT := $(abspath $(BUILD))/kdebug
+
+kernel-debug:
+	@d=$$(SCIRE_CACHE=$(CACHE) scripts/debug-kernel dir) || \
+		{ echo "scire: no debug kernel in $(CACHE): run sudo scripts/setup" >&2; exit 1; }; \
+	mkdir -p $(KDEBUG_OUT) && \
+	find Kbuild include kunit kernel selftests/kmod \
+		\( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c' -print | \
+	while read -r f; do \
+		mkdir -p "$(KDEBUG_OUT)/$$(dirname $$f)"; \
+		ln -sfn "$(CURDIR)/$$f" "$(KDEBUG_OUT)/$$f"; \
+	done; \
+	find $(KDEBUG_OUT) -xtype l -delete; \
+	$(MAKE) -C $$d/src M=$(KDEBUG_OUT) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules && \
+	$(MAKE) -C $$d/src M=$(KDEBUG_OUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
 
 user: deps-ok
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true

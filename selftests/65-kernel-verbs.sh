@@ -13,7 +13,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 root=${SCIRE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-ko=$root/selftests/kmod/scire_ktest.ko
+ko=${SCIRE_KO_DIR:-$root}/selftests/kmod/scire_ktest.ko
 dev=${SCIRE_KTEST_DEV:-scire0}
 
 [ -f "$ko" ] || skip "$ko not built (make ktest)"

@@ -16,8 +16,11 @@ export SCIRE_KMSG_LOG
 # fault logs "general protection fault: 0000 [#1]" or "general protection
 # fault, probably for non-canonical address ..."; a user process's logs
 # "traps: PROG[PID] general protection fault ip:..." and is that program's
-# business (its exit status tells its test).
-SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|possible circular locking|lockdep|INFO: task .* blocked|hung_task|general protection fault[,:]'
+# business (its exit status tells its test). The debug kernel adds UBSAN
+# reports and kmemleak's "N new suspected memory leaks"; its KASAN, lockdep
+# and "BUG: sleeping function called from invalid context" reports match
+# the patterns above.
+SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|UBSAN:|possible circular locking|lockdep|INFO: task .* blocked|hung_task|general protection fault[,:]|suspected memory leak'
 
 # Move what is in the kernel ring buffer to $SCIRE_KMSG_LOG.
 kmsg_collect()
