@@ -20,7 +20,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c ke
 	   include/uapi/rdma/scire-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean bench kernel-debug
+	clean bench kernel-debug check-debug
 
 all: kernel user ktest
 
@@ -93,6 +93,11 @@ kernel-doc: deps-ok
 # Host checks and VM selftests; the last line is "N passed, N failed".
 check:
 	@scripts/check
+
+# The debug-kernel lane alone: KUnit and every selftest under KASAN,
+# lockdep, kmemleak and UBSAN (scripts/debug-kernel).
+check-debug:
+	@SCIRE_CHECK_LANES=debug scripts/check
 
 demo:
 	@scripts/demo

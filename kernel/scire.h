@@ -13,6 +13,7 @@
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/completion.h>
+#include <linux/error-injection.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <linux/skbuff.h>
@@ -27,6 +28,14 @@
 #include <rdma/scire-abi.h>
 
 #include "scire_hdr.h"
+
+/*
+ * Fault injection: the setup steps that the debug lane's fail_function
+ * makes fail (selftests/98-fault-inject.sh), to exercise the unwinding
+ * around them, are marked ALLOW_ERROR_INJECTION(fn, ERRNO) after their
+ * definition; a static one is also noinline, or its callers would inline
+ * it past the probe.
+ */
 
 /*
  * Device limits. They bound the kernel memory one process can pin or

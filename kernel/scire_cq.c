@@ -81,7 +81,7 @@ static void scire_cq_ring_free(struct scire_cq_ring *ring,
 		vfree(ring);
 }
 
-static int scire_cq_respond(struct scire_cq *cq, struct ib_udata *udata)
+static noinline int scire_cq_respond(struct scire_cq *cq, struct ib_udata *udata)
 {
 	struct scire_create_cq_resp resp = {
 		.mmap_offset = rdma_user_mmap_get_offset(&cq->mmap->rdma),
@@ -94,6 +94,8 @@ static int scire_cq_respond(struct scire_cq *cq, struct ib_udata *udata)
 		return -EINVAL;
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
+
+ALLOW_ERROR_INJECTION(scire_cq_respond, ERRNO);
 
 /**
  * scire_create_cq() - create a completion queue.

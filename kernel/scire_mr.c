@@ -95,7 +95,7 @@ static bool scire_range_ok(u64 start, u64 length, u64 iova, u64 len)
  * Reserve a key-table index and choose the key's generation byte. The
  * entry is stored by scire_key_publish() once the object is ready.
  */
-static int scire_key_reserve(struct scire_dev *sdev, u32 *key)
+static noinline int scire_key_reserve(struct scire_dev *sdev, u32 *key)
 {
 	u32 index;
 	int ret;
@@ -117,6 +117,8 @@ static int scire_key_reserve(struct scire_dev *sdev, u32 *key)
 	xa_unlock(&sdev->mr_xa);
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(scire_key_reserve, ERRNO);
 
 /* From here on the data path can find @entry; its fields must be set. */
 static void scire_key_publish(struct scire_dev *sdev, u32 key, void *entry)
@@ -657,7 +659,7 @@ struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 /* Record one struct page per PAGE_SIZE of the pinned region. */
-static int scire_mr_fill_pages(struct scire_mr *mr)
+static noinline int scire_mr_fill_pages(struct scire_mr *mr)
 {
 	struct ib_umem *umem = mr->umem;
 	struct sg_page_iter iter;
@@ -675,6 +677,8 @@ static int scire_mr_fill_pages(struct scire_mr *mr)
 	}
 	return n == mr->npages ? 0 : -EFAULT;
 }
+
+ALLOW_ERROR_INJECTION(scire_mr_fill_pages, ERRNO);
 
 /**
  * scire_reg_user_mr() - register user memory (IBA 11.2.8.1).

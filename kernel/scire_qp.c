@@ -142,6 +142,8 @@ int scire_wq_alloc(struct scire_wq *wq, struct ib_udata *udata)
 	return 0;
 }
 
+ALLOW_ERROR_INJECTION(scire_wq_alloc, ERRNO);
+
 /**
  * scire_wq_free() - release the ring of a work queue.
  * @wq: the queue; may have no ring (an RQ replaced by an SRQ).
@@ -1261,7 +1263,7 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 	return 0;
 }
 
-static int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
+static noinline int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
 {
 	struct scire_create_qp_resp resp = {
 		.sq_mmap_offset = rdma_user_mmap_get_offset(&qp->sq.mmap->rdma),
@@ -1283,6 +1285,8 @@ static int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
 	}
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
+
+ALLOW_ERROR_INJECTION(scire_qp_respond, ERRNO);
 
 /**
  * scire_create_qp() - create an RC, UC, UD or GSI QP (IBA 11.2.4.1).

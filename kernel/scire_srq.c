@@ -13,7 +13,7 @@
 
 #include "scire.h"
 
-static int scire_srq_respond(struct scire_srq *srq, struct ib_udata *udata)
+static noinline int scire_srq_respond(struct scire_srq *srq, struct ib_udata *udata)
 {
 	struct scire_create_srq_resp resp = {
 		.mmap_offset = rdma_user_mmap_get_offset(&srq->rq.mmap->rdma),
@@ -26,6 +26,8 @@ static int scire_srq_respond(struct scire_srq *srq, struct ib_udata *udata)
 
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
+
+ALLOW_ERROR_INJECTION(scire_srq_respond, ERRNO);
 
 /**
  * scire_create_srq() - create a shared receive queue (IBA 11.2.3).

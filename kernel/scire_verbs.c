@@ -281,6 +281,8 @@ struct scire_mmap_entry *scire_mmap_alloc(struct ib_ucontext *ibuc,
 	return entry;
 }
 
+ALLOW_ERROR_INJECTION(scire_mmap_alloc, ERRNO);
+
 /**
  * scire_mmap_remove() - withdraw mmap-able memory from its context.
  * @entry: from scire_mmap_alloc().
