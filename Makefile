@@ -16,7 +16,8 @@ CACHE		?= $(or $(SCIRE_CACHE),$(HOME)/.cache/scire)
 LINUX_SRC	?= $(CACHE)/linux-source-6.1
 CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
 
-KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h)) \
+KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h \
+	   kunit/*.c)) \
 	   include/uapi/rdma/scire-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \

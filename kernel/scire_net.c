@@ -1474,3 +1474,7 @@ drop_invalid:
 	scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
 	return ret;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "../kunit/scire_icrc_rxe_test.c"
+#endif

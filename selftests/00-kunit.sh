@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ -d /sys/module/scire ] || skip "scire.ko is not loaded"
-grep -qx 'CONFIG_KUNIT=y' <(zcat /proc/config.gz 2>/dev/null) ||
+zcat /proc/config.gz 2>/dev/null | grep -qx 'CONFIG_KUNIT=y' ||
 	skip "this kernel has no KUnit (run with scripts/vm --kernel debug)"
 dir=/sys/kernel/debug/kunit
 [ -d "$dir" ] || fail "CONFIG_KUNIT=y but $dir is missing (CONFIG_KUNIT_DEBUGFS?)"
