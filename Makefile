@@ -95,10 +95,11 @@ kernel-doc: deps-ok
 check:
 	@scripts/check
 
-# The debug-kernel lane alone: KUnit and every selftest under KASAN,
-# lockdep, kmemleak and UBSAN (scripts/debug-kernel).
+# The debug-kernel lane alone: KUnit and every selftest (make check runs a
+# subset there) under KASAN, lockdep, kmemleak and UBSAN.
 check-debug:
-	@SCIRE_CHECK_LANES=debug scripts/check
+	@SCIRE_CHECK_LANES=debug SCIRE_CHECK_DEBUG_TESTS=$${SCIRE_CHECK_DEBUG_TESTS:-all} \
+		SCIRE_DEBUG_FULL=$${SCIRE_DEBUG_FULL:-1} scripts/check
 
 demo:
 	@scripts/demo
