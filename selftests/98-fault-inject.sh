@@ -11,7 +11,7 @@
 #
 # Passes if, for every injector: failures were injected (the injector's
 # `times` budget went down); every program exited by itself, with 0 or an
-# error status (a signal, a hang or a timeout fails); once the programs are
+# error status (a signal or a hang fails); once the programs are
 # gone scire0's `rdma resource show` counts are back to where they were;
 # and afterwards, with injection off, ibv_rc_pingpong -c moves data on
 # scire0. The kernel log must stay clean (the runner checks it) and the
@@ -20,7 +20,7 @@
 # (scripts/vm --kernel debug); skipped elsewhere.
 #
 # Environment: FAULT_PROBABILITY (percent, default "2 20": each injector
-# runs once per value).
+# runs once per value), FAULT_INJECTORS (default: all three).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -36,6 +36,18 @@ gid=$(need_dev_gid "$dev") || exit 1
 integrity=$(need_prog scire_integrity) || exit 1
 objects=$(need_prog scire_objects) || exit 1
 probabilities=${FAULT_PROBABILITY:-2 20}
+# Not yet part of make check's debug boot (only of make check-debug),
+# for two reasons found with it, both outside scire:
+# - failslab and fail_page_alloc also fail the 9p client under the
+#   programs (the VM's root filesystem is the host's over 9p, paged in
+#   lazily), and a failed 9p request leaves files unreadable for every
+#   process after it ("libc.so.6: cannot open shared object file: Invalid
+#   argument"): the programs must run from a copy in tmpfs;
+# - 6.1's should_fail() draws its random number under the kprobe of
+#   fail_function, which lockdep reports as an inconsistent lock state on
+#   base_crng.lock (IN-NMI): fail_function needs fail-nth instead of a
+#   probability.
+injectors=${FAULT_INJECTORS:-failslab fail_page_alloc fail_function}
 budget=100000
 
 # scire's functions that fail_function may make fail (ALLOW_ERROR_INJECTION).
@@ -43,13 +55,6 @@ functions="scire_mmap_alloc scire_wq_alloc scire_qp_respond scire_cq_respond
 scire_srq_respond scire_mr_fill_pages scire_key_reserve"
 
 tmp=$(mktemp -d)
-# Runs its arguments as a task that the injectors may fail.
-cat >"$tmp/mif" <<'EOF'
-#!/bin/sh
-echo 1 >/proc/self/make-it-fail || exit 125
-exec "$@"
-EOF
-chmod 755 "$tmp/mif"
 
 injector_off()
 {
@@ -89,50 +94,98 @@ injector_on()
 	echo "$2" >"$d/probability"
 }
 
-# Exit status of a program under injection: 0 or an error status is a
-# clean outcome; 124 and 137 (timeout), or death by a signal, is not.
-clean_status()
+# The programs are started normally and marked as failing tasks
+# (/proc/PID/task/*/make-it-fail) once they run: failslab and
+# fail_page_alloc would otherwise fail their exec and dynamic loading
+# rather than what they ask of scire. fail_function only hits scire's own
+# functions, so its programs are marked at once.
+arm_delay=0
+
+# spawn NAME CMD...: start CMD in the background, output in $tmp/NAME;
+# its PID goes to $tmp/NAME.pid.
+spawn()
 {
-	[ "$1" -lt 124 ] || [ "$1" = 125 ] || [ "$1" = 126 ] || [ "$1" = 127 ]
+	local name=$1
+
+	shift
+	"$@" >"$tmp/$name" 2>&1 &
+	echo $! >"$tmp/$name.pid"
+}
+
+# arm NAME...: after $arm_delay seconds, mark the spawned programs.
+arm()
+{
+	local name t
+
+	sleep "$arm_delay"
+	for name in "$@"; do
+		for t in /proc/"$(cat "$tmp/$name.pid")"/task/*; do
+			echo 1 >"$t/make-it-fail" 2>/dev/null
+		done
+	done
 }
 
 failed_runs=0
-# run_one WHAT SECS CMD...: one program under injection.
+# reap NAME SECS: wait for a spawned program at most SECS seconds (then
+# kill it); 0 or an error status is a clean outcome, a signal or a hang
+# is not. Sets $reaped to the status (or "hung").
+reap()
+{
+	local pid end
+
+	pid=$(cat "$tmp/$1.pid")
+	end=$((SECONDS + $2))
+	while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
+		sleep 0.2
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		reaped=hung
+		return 1
+	fi
+	wait "$pid"
+	reaped=$?
+	[ "$reaped" -lt 128 ]
+}
+
+# run NAME SECS CMD...: one program under injection.
 run_one()
 {
-	local what=$1 secs=$2 rc
+	local name=$1 secs=$2
 
 	shift 2
-	timeout -k 5 "$secs" "$tmp/mif" "$@" >"$tmp/out" 2>&1
-	rc=$?
-	if clean_status "$rc"; then
-		echo "  $what: exit status $rc"
+	spawn "$name" "$@"
+	arm "$name"
+	if reap "$name" "$secs"; then
+		echo "  $name: exit status $reaped"
 	else
-		echo "  $what: FAILED: exit status $rc (timeout or signal); its last output:"
-		tail -n 15 "$tmp/out" | sed 's/^/    | /'
+		echo "  $name: FAILED: $reaped (a hang or a signal); its last output:"
+		tail -n 15 "$tmp/$name" | sed 's/^/    | /'
 		failed_runs=$((failed_runs + 1))
 	fi
 }
 
-# run_pair WHAT PORT CMD...: a TCP-rendezvous pingpong, both sides under
+# run_pair NAME PORT CMD...: a TCP-rendezvous pingpong, both sides under
 # injection; the client gets 127.0.0.1 as its last argument.
 run_pair()
 {
-	local what=$1 port=$2 spid src crc
+	local name=$1 port=$2 sst cst ok=1
 
 	shift 2
-	timeout -k 5 60 "$tmp/mif" "$@" >"$tmp/server" 2>&1 &
-	spid=$!
+	spawn server "$@"
 	# The server may fail before it listens: then the client fails too.
-	wait_for 15 tcp_listening "$port" || true
-	timeout -k 5 60 "$tmp/mif" "$@" 127.0.0.1 >"$tmp/client" 2>&1
-	crc=$?
-	wait "$spid"
-	src=$?
-	if clean_status "$src" && clean_status "$crc"; then
-		echo "  $what: server $src, client $crc"
+	wait_for 20 tcp_listening "$port" || true
+	spawn client "$@" 127.0.0.1
+	arm server client
+	reap client 120 || ok=0
+	cst=$reaped
+	reap server 30 || ok=0
+	sst=$reaped
+	if [ "$ok" = 1 ]; then
+		echo "  $name: server $sst, client $cst"
 	else
-		echo "  $what: FAILED: server exit status $src, client $crc (timeout or signal)"
+		echo "  $name: FAILED: server $sst, client $cst (a hang or a signal)"
 		tail -n 8 "$tmp/server" | sed 's/^/    server | /'
 		tail -n 8 "$tmp/client" | sed 's/^/    client | /'
 		failed_runs=$((failed_runs + 1))
@@ -142,23 +195,24 @@ run_pair()
 # rping: rdma_cm over scire0's address, both sides under injection.
 run_rping()
 {
-	local spid src crc
+	local sst cst ok=1
 
-	timeout -k 5 60 "$tmp/mif" rping -s -a 192.168.77.2 -p 18999 -C 10 -v >"$tmp/server" 2>&1 &
-	spid=$!
+	spawn server rping -s -a 192.168.77.2 -p 18999 -C 50 -v
 	sleep 1
-	timeout -k 5 60 "$tmp/mif" rping -c -a 192.168.77.2 -p 18999 -C 10 -v -V >"$tmp/client" 2>&1
-	crc=$?
-	# A server whose client never came waits forever: end it.
+	spawn client rping -c -a 192.168.77.2 -p 18999 -C 50 -v -V
+	arm server client
+	reap client 120 || ok=0
+	cst=$reaped
+	# A server whose client failed early waits for another: end it.
 	sleep 1
-	kill "$spid" 2>/dev/null
-	wait "$spid"
-	src=$?
-	[ "$src" = 143 ] && src=0
-	if clean_status "$src" && clean_status "$crc"; then
-		echo "  rping: server $src, client $crc"
+	kill "$(cat "$tmp/server.pid")" 2>/dev/null
+	reap server 10
+	sst=$reaped
+	[ "$sst" = 143 ] || [ "$sst" -lt 128 ] 2>/dev/null || ok=0
+	if [ "$ok" = 1 ]; then
+		echo "  rping: server $sst, client $cst"
 	else
-		echo "  rping: FAILED: server exit status $src, client $crc"
+		echo "  rping: FAILED: server $sst, client $cst"
 		tail -n 8 "$tmp/client" | sed 's/^/    client | /'
 		failed_runs=$((failed_runs + 1))
 	fi
@@ -170,18 +224,20 @@ res_back() { [ "$(rdma_res_counts "$dev")" = "$base" ]; }
 base=$(rdma_res_counts "$dev")
 echo "$dev resources before: $base"
 port=19100
-for inj in failslab fail_page_alloc fail_function; do
+for inj in $injectors; do
 	for p in $probabilities; do
 		echo "$inj at $p%:"
 		injector_on "$inj" "$p"
-		run_one "scire_objects" 300 "$objects" -d "$dev"
-		run_one "scire_integrity -a mix" 300 "$integrity" -d "$dev" -g "$gid" -n 200 -a mix
+		arm_delay=2
+		[ "$inj" != fail_function ] || arm_delay=0
+		run_one scire_objects 300 "$objects" -d "$dev"
+		run_one scire_integrity 300 "$integrity" -d "$dev" -g "$gid" -n 400 -a mix
 		port=$((port + 1))
-		run_pair "ibv_rc_pingpong -c" "$port" ibv_rc_pingpong -d "$dev" -g "$gid" -s 65536 -n 10 -c -p "$port"
+		run_pair "ibv_rc_pingpong -c" "$port" ibv_rc_pingpong -d "$dev" -g "$gid" -s 65536 -n 200 -c -p "$port"
 		port=$((port + 1))
-		run_pair "ibv_srq_pingpong -c" "$port" ibv_srq_pingpong -d "$dev" -g "$gid" -s 4096 -n 10 -c -p "$port"
+		run_pair "ibv_srq_pingpong -c" "$port" ibv_srq_pingpong -d "$dev" -g "$gid" -s 4096 -n 200 -c -p "$port"
 		port=$((port + 1))
-		run_pair "ibv_ud_pingpong -c" "$port" ibv_ud_pingpong -d "$dev" -g "$gid" -s 1024 -n 10 -c -p "$port"
+		run_pair "ibv_ud_pingpong -c" "$port" ibv_ud_pingpong -d "$dev" -g "$gid" -s 1024 -n 200 -c -p "$port"
 		run_rping
 		left=$(cat "$dbg/$inj/times")
 		injector_off
