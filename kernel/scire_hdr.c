@@ -84,19 +84,13 @@ static const u32 scire_opcode_mask[256] = {
 const struct scire_opcode_info *scire_opcode __read_mostly;
 static struct scire_opcode_info scire_opcode_tbl[256] __ro_after_init;
 
-/**
- * scire_hdr_init() - derive each opcode's header lengths and offsets.
- *
- * Fills the table behind scire_opcode from scire_opcode_mask[], so what an
- * opcode carries is stated once. Called once at module init, before any
- * device exists.
- */
-void __init scire_hdr_init(void)
+/* Derive each opcode's header lengths and offsets from its mask. */
+static void scire_opcode_fill(struct scire_opcode_info *tbl)
 {
 	unsigned int op, h;
 
-	for (op = 0; op < ARRAY_SIZE(scire_opcode_tbl); op++) {
-		struct scire_opcode_info *info = &scire_opcode_tbl[op];
+	for (op = 0; op < ARRAY_SIZE(scire_opcode_mask); op++) {
+		struct scire_opcode_info *info = &tbl[op];
 		u8 len = sizeof(struct scire_bth);
 
 		info->mask = scire_opcode_mask[op];
@@ -108,5 +102,24 @@ void __init scire_hdr_init(void)
 		info->offset[SCIRE_H_PAYLOAD] = len;
 		info->hdr_len = len;
 	}
+}
+
+/**
+ * scire_hdr_init() - derive each opcode's header lengths and offsets.
+ *
+ * Fills the table behind scire_opcode from scire_opcode_mask[], so what an
+ * opcode carries is stated once. Called once at module init, before any
+ * device exists. Not __init: the 6.1 kernel runs a module's KUnit suites
+ * before its init function, and the suites that use the table set it up
+ * first with this.
+ */
+void scire_hdr_init(void)
+{
+	scire_opcode_fill(scire_opcode_tbl);
 	scire_opcode = scire_opcode_tbl;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "../kunit/scire_opcode_test.c"
+#include "../kunit/scire_psn_test.c"
+#endif
