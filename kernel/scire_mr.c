@@ -1603,3 +1603,7 @@ int scire_pkt_to_mr(struct sk_buff *skb, u32 off, u32 len,
 
 	return scire_skb_walk(skb, off, len, scire_pkt_mr_piece, &a);
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "../kunit/scire_mr_test.c"
+#endif

@@ -1477,4 +1477,5 @@ drop_invalid:
 
 #if IS_ENABLED(CONFIG_KUNIT)
 #include "../kunit/scire_icrc_rxe_test.c"
+#include "../kunit/scire_icrc_test.c"
 #endif

@@ -1769,3 +1769,8 @@ int scire_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	return ret;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "../kunit/scire_ring_test.c"
+#include "../kunit/scire_uhw_test.c"
+#endif

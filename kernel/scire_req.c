@@ -1116,3 +1116,7 @@ void scire_req_flush(struct scire_qp *qp)
 	req->started = sq->consumer;
 	req->cur = sq->consumer;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "../kunit/scire_hdr_test.c"
+#endif
