@@ -657,6 +657,26 @@ static void scire_key_window_state(struct kunit *test)
 						      IB_ACCESS_REMOTE_READ)), -EINVAL);
 }
 
+/* A zero-length access names a byte of the region, or its end. */
+static void scire_mr_lookup_zero_len(struct kunit *test)
+{
+	struct scire_test_mr_env *env = test->priv;
+	struct scire_mr *mr, *got;
+
+	mr = scire_test_mr(test, env->pd, SCIRE_MR_DMA, IB_ACCESS_REMOTE_WRITE |
+			   IB_ACCESS_LOCAL_WRITE, 0x10000, 0x1000, SCIRE_MR_VALID);
+	got = scire_mr_lookup(env->pd, mr->ibmr.rkey, true, 0x11000, 0,
+			      IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_PTR_EQ(test, got, mr);
+	scire_mr_put(got);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(scire_mr_lookup(env->pd, mr->ibmr.rkey, true,
+						      0x11001, 0,
+						      IB_ACCESS_REMOTE_WRITE)), -ERANGE);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(scire_mr_lookup(env->pd, mr->ibmr.rkey, true,
+						      0xffff, 0,
+						      IB_ACCESS_REMOTE_WRITE)), -ERANGE);
+}
+
 static struct kunit_case scire_mr_cases[] = {
 	KUNIT_CASE(scire_mr_range_inside),
 	KUNIT_CASE(scire_mr_range_empty),
@@ -669,6 +689,7 @@ static struct kunit_case scire_mr_cases[] = {
 	KUNIT_CASE(scire_mr_lookup_range),
 	KUNIT_CASE(scire_mr_lookup_rights),
 	KUNIT_CASE(scire_mr_lookup_state),
+	KUNIT_CASE(scire_mr_lookup_zero_len),
 	KUNIT_CASE(scire_mr_copy_bounds),
 	KUNIT_CASE(scire_mr_copy_checks),
 	KUNIT_CASE(scire_mr_atomics),
@@ -682,6 +703,24 @@ static struct kunit_suite scire_mr_suite = {
 	.test_cases = scire_mr_cases,
 };
 
+/* A removed key resolves no more and gives its count back. */
+static void scire_key_removed(struct kunit *test)
+{
+	struct scire_test_mr_env *env = test->priv;
+	struct scire_mr *mr;
+	u32 key;
+
+	mr = scire_test_mr(test, env->pd, SCIRE_MR_DMA, 0, 0, 0x100, SCIRE_MR_VALID);
+	key = mr->ibmr.lkey;
+	KUNIT_EXPECT_EQ(test, atomic_read(&env->sdev->num_mr), 1);
+	scire_test_mr_drop(test, mr);
+	KUNIT_EXPECT_EQ(test, atomic_read(&env->sdev->num_mr), 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(scire_mr_lookup(env->pd, key, false, 0, 1, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_NULL(test, scire_mr_get(env->sdev, key));
+	KUNIT_EXPECT_NULL(test, xa_load(&env->sdev->mr_xa, key >> 8));
+}
+
 static struct kunit_case scire_key_cases[] = {
 	KUNIT_CASE(scire_key_layout),
 	KUNIT_CASE(scire_key_generation_wraps),
@@ -690,6 +729,7 @@ static struct kunit_case scire_key_cases[] = {
 	KUNIT_CASE(scire_key_unknown),
 	KUNIT_CASE(scire_key_limit),
 	KUNIT_CASE(scire_key_cyclic),
+	KUNIT_CASE(scire_key_removed),
 	KUNIT_CASE(scire_key_window),
 	KUNIT_CASE(scire_key_window_state),
 	{}

@@ -205,6 +205,23 @@ static void scire_psn_atmeth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(a->rkey), 0x201U);
 }
 
+/* Stepping one PSN at a time through the wrap, each is after the last. */
+static void scire_psn_step_wrap(struct kunit *test)
+{
+	u32 psn = 0xffffe0, i;
+
+	for (i = 0; i < 64; i++) {
+		u32 next = scire_psn(psn + 1);
+
+		KUNIT_EXPECT_GT(test, scire_psn_cmp(next, psn), 0);
+		KUNIT_EXPECT_LT(test, scire_psn_cmp(psn, next), 0);
+		KUNIT_EXPECT_LE(test, next, 0xffffffU);
+		psn = next;
+	}
+	KUNIT_EXPECT_EQ(test, psn, 0x20U);
+	KUNIT_EXPECT_GT(test, scire_psn_cmp(psn, 0xffffe0), 0);
+}
+
 static struct kunit_case scire_psn_cases[] = {
 	KUNIT_CASE(scire_psn_mask),
 	KUNIT_CASE(scire_psn_cmp_equal),
@@ -213,6 +230,7 @@ static struct kunit_case scire_psn_cases[] = {
 	KUNIT_CASE(scire_psn_cmp_window),
 	KUNIT_CASE(scire_psn_cmp_random),
 	KUNIT_CASE(scire_psn_cmp_transitive),
+	KUNIT_CASE(scire_psn_step_wrap),
 	KUNIT_CASE(scire_psn_bth_psn),
 	KUNIT_CASE(scire_psn_bth_qpn),
 	KUNIT_CASE(scire_psn_bth_wire),

@@ -461,9 +461,30 @@ static void scire_ring_cq_arm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->cq->ring->arm, 0U);
 }
 
+/* The WQE is copied once: user space rewriting the slot later changes nothing. */
+static void scire_ring_take_copy(struct kunit *test)
+{
+	struct scire_recv_wqe *rwqe = scire_test_rwqe(test);
+	struct scire_wq *wq = scire_test_wq(test, 4, 1);
+	struct scire_recv_wqe *slot;
+	u32 left;
+
+	scire_test_post(wq, 0, 0x1234, 1);
+	wq->ring->producer = 1;
+	KUNIT_ASSERT_EQ(test, scire_wq_take(wq, rwqe, &left), 0);
+	slot = scire_wq_slot(wq, 0);
+	slot->num_sge = 0xffffffff;
+	slot->sge[0].length = 0xffffffff;
+	slot->wr_id = 0;
+	KUNIT_EXPECT_EQ(test, rwqe->wr_id, 0x1234ULL);
+	KUNIT_EXPECT_EQ(test, rwqe->num_sge, 1U);
+	KUNIT_EXPECT_EQ(test, rwqe->sge[0].length, 64U);
+}
+
 static struct kunit_case scire_ring_cases[] = {
 	KUNIT_CASE(scire_ring_take_empty),
 	KUNIT_CASE(scire_ring_take_one),
+	KUNIT_CASE(scire_ring_take_copy),
 	KUNIT_CASE(scire_ring_take_full),
 	KUNIT_CASE(scire_ring_producer_ahead),
 	KUNIT_CASE(scire_ring_producer_behind),
