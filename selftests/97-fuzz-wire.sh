@@ -18,7 +18,8 @@
 #
 # Environment: FUZZ_SECONDS (total budget, default 40), FUZZ_PACKETS (total
 # packet cap, default none), FUZZ_SEED (a seed to replay; default: fresh,
-# printed).
+# printed), FUZZ_JOBS (injecting processes, default one per CPU; with 1 a
+# seed replays the exact packet stream).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -28,6 +29,8 @@ prog=$(need_prog scire_fuzz_wire) || exit 1
 secs=${FUZZ_SECONDS:-40}
 pkts=${FUZZ_PACKETS:-}
 seed=${FUZZ_SEED:-}
+# One injector per CPU: the victim's receive path runs on the sender's.
+jobs=${FUZZ_JOBS:-$(nproc)}
 
 trap topo_teardown EXIT
 topo_scire_pair 9000
@@ -53,7 +56,8 @@ counter()
 }
 
 failed=()
-args=(-d "$TOPO_DEV_B" -g "$TOPO_GID_B" -D "$TOPO_DEV_A" -G "$TOPO_GID_A" -N "$TOPO_NS_A" -t "$secs")
+args=(-d "$TOPO_DEV_B" -g "$TOPO_GID_B" -D "$TOPO_DEV_A" -G "$TOPO_GID_A" -N "$TOPO_NS_A" -t "$secs"
+	-j "$jobs")
 [ -z "$pkts" ] || args+=(-n "$pkts")
 [ -z "$seed" ] || args+=(-s "$seed")
 res_a=$(res_of "$TOPO_DEV_A") res_b=$(res_of "$TOPO_DEV_B")

@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "scire_rc.h"
 
@@ -227,6 +228,9 @@ static void mr_map(struct fz_mr *m, int id, const char *name, int access, int gr
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (m->map == MAP_FAILED)
 		t_fatal("mmap %zu bytes: %s", m->map_len, t_errname(errno));
+	/* Injector children (-j) must not share pinned pages copy-on-write. */
+	if (madvise(m->map, m->map_len, MADV_DONTFORK))
+		t_fatal("madvise(MADV_DONTFORK): %s", t_errname(errno));
 	for (i = 0; i < m->map_len; i++)
 		m->map[i] = pattern_at(m, i);
 	head = 2 * FZ_PAGE + 8 * (1 + id % 7) + (id & 1) * 4;
@@ -1227,9 +1231,10 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s -d VICTIM_DEV -D PEER_DEV [-g GIDIDX] [-G GIDIDX2] [-N NETNS]\n"
-		"          [-s SEED] [-t SECONDS] [-n PACKETS] [-v]\n"
+		"          [-s SEED] [-t SECONDS] [-n PACKETS] [-j INJECTORS] [-v]\n"
 		"  -N NETNS  network namespace the packets are sent from (PEER_DEV's)\n"
 		"  -t, -n    stop after SECONDS or PACKETS, whichever is first (default -t 10)\n"
+		"  -j N      N injecting processes (default 1; 1 replays a seed exactly)\n"
 		"  -v        print every packet sent\n", argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -1239,11 +1244,13 @@ int main(int argc, char **argv)
 	const char *vdev = NULL, *pdev = NULL, *ns = NULL;
 	int vgid = -1, pgid = -1, c, i, fails = 0, have_seed = 0;
 	double secs = -1, start, end, elapsed;
-	uint64_t max_pkts = 0, next_check;
+	uint64_t max_pkts = 0, next_check, *child_sent;
 	uint32_t seed = 0;
+	int jobs = 1, child = 0;
+	pid_t pids[16];
 
 	t_name = "scire_fuzz_wire";
-	while ((c = getopt(argc, argv, "d:D:g:G:N:s:t:n:v")) != -1) {
+	while ((c = getopt(argc, argv, "d:D:g:G:N:s:t:n:j:v")) != -1) {
 		switch (c) {
 		case 'd': vdev = optarg; break;
 		case 'D': pdev = optarg; break;
@@ -1253,6 +1260,7 @@ int main(int argc, char **argv)
 		case 's': seed = strtoul(optarg, NULL, 0); have_seed = 1; break;
 		case 't': secs = atof(optarg); break;
 		case 'n': max_pkts = strtoull(optarg, NULL, 0); break;
+		case 'j': jobs = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		default: usage(argv[0]);
 		}
@@ -1294,9 +1302,12 @@ int main(int argc, char **argv)
 		t_fatal("ibv_dereg_mr(stale)");
 	mrs[MR_STALE].mr = NULL;
 
-	peer_buf = aligned_alloc(FZ_PAGE, 2 * FZ_PAGE);
+	peer_buf = mmap(NULL, 2 * FZ_PAGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (peer_buf == MAP_FAILED || madvise(peer_buf, 2 * FZ_PAGE, MADV_DONTFORK))
+		t_fatal("peer buffer: %s", t_errname(errno));
 	peer_mr = ibv_reg_mr(peer.pd, peer_buf, 2 * FZ_PAGE, rc_access);
-	if (!peer_buf || !peer_mr)
+	if (!peer_mr)
 		t_fatal("peer buffer: %s", t_errname(errno));
 
 	qps[Q_RC0] = (struct fz_qp){ .name = "RC", .type = IBV_QPT_RC };
@@ -1343,6 +1354,31 @@ int main(int argc, char **argv)
 	if (fails)
 		goto out;
 
+	/*
+	 * More injectors keep more CPUs busy (the victim's receive path runs
+	 * mostly on the sender's CPU, in its softirq). Children only build
+	 * and send packets, each from its own PRNG stream; the parent also
+	 * keeps the victim QPs alive. None of them touches verbs objects.
+	 */
+	if (jobs < 1 || jobs > 16)
+		t_fatal("-j %d: 1 to 16 injectors", jobs);
+	child_sent = mmap(NULL, FZ_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			  -1, 0);
+	if (child_sent == MAP_FAILED)
+		t_fatal("mmap shared: %s", t_errname(errno));
+	if (max_pkts)
+		max_pkts = (max_pkts + jobs - 1) / jobs;
+	fflush(stdout);
+	for (i = 1; i < jobs; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			t_fatal("fork: %s", t_errname(errno));
+		if (!pids[i]) {
+			child = i;
+			t_rng_seed(seed + 0x9e3779b9u * i);
+			break;
+		}
+	}
 	start = t_now();
 	end = secs >= 0 ? start + secs : 1e300;
 	next_check = 0;
@@ -1354,6 +1390,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			build_random(&batch[i]);
 		send_batch(n);
+		if (child)
+			continue;
 		drain_victim();
 		if (n_sent >= next_check) {
 			/* Keep the victims alive: receives, and QPs out of ERR. */
@@ -1374,11 +1412,24 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (child) {
+		child_sent[child] = n_sent;
+		_exit(0);
+	}
+	for (i = 1; i < jobs; i++) {
+		int st;
+
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
+			t_fail("injector %d (pid %d) failed", i, pids[i]);
+		printf("injector %d sent %llu packets\n", i,
+		       (unsigned long long)child_sent[i]);
+		n_sent += child_sent[i];
+	}
 	elapsed = t_now() - start;
 	printf("sent %llu packets in %.1f s: %.0f packets/s (%llu refused by the sender's stack)\n",
 	       (unsigned long long)n_sent, elapsed, n_sent / (elapsed > 0 ? elapsed : 1),
 	       (unsigned long long)n_send_errs);
-	printf("of them: %llu with a wrong ICRC, %llu truncated, %llu oversized, %llu to other QPNs, %llu from another address\n",
+	printf("of the first injector's: %llu with a wrong ICRC, %llu truncated, %llu oversized, %llu to other QPNs, %llu from another address\n",
 	       (unsigned long long)n_bad_icrc, (unsigned long long)n_trunc,
 	       (unsigned long long)n_big, (unsigned long long)n_randqpn,
 	       (unsigned long long)n_spoof);
