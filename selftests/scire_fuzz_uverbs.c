@@ -529,8 +529,20 @@ struct rawcall {
 	struct ib_uverbs_attr attrs[MAX_ATTRS];
 };
 
-static uint8_t inbuf[MAX_ATTRS][512];
-static uint8_t outbuf[MAX_ATTRS][512];
+/*
+ * Every buffer an attribute may point into is as large as the largest
+ * length an attribute can claim (its len is a u16): mutate() changes
+ * lengths after the pointers are chosen, renumbering can turn an input
+ * into an output, and the kernel then writes, or zero-fills, that many
+ * bytes there. Smaller buffers let the kernel do, correctly, what the
+ * fuzzer asked for: overwrite the fuzzer's own data. (CI saw exactly
+ * that: a worker's SIGSEGV after a 'w QUERY_SRQ' whose CORE_OUT length
+ * had grown past its 1 KiB buffer.)
+ */
+#define ABUF_LEN	(UINT16_MAX + 1)
+
+static uint8_t inbuf[MAX_ATTRS][ABUF_LEN];
+static uint8_t outbuf[MAX_ATTRS][ABUF_LEN];
 static void *scratch;		/* guard_page's writable neighbour below */
 static void *guard_page;	/* PROT_NONE */
 static void *ro_page;		/* PROT_READ */
@@ -956,7 +968,7 @@ static void random_modify_qp(struct ib_uverbs_modify_qp *m)
 static void act_invoke_write(void)
 {
 	const struct wtmpl *w = &wcmds[t_rand_below(NWCMDS)];
-	static uint8_t in[1024], out[1024];
+	static uint8_t in[ABUF_LEN], out[ABUF_LEN];
 	struct rawcall c;
 	uint64_t cmd = w->cmd;
 	size_t inlen = w->in;
