@@ -493,6 +493,13 @@ int scif_close(scif_epd_t epd)
 		}
 	}
 	if (old == SCIFEP_CONNECTED || old == SCIFEP_DISCONNECTED) {
+		/*
+		 * What was sent and the RMAs in flight complete before the
+		 * connection ends (a disconnect would flush them): every
+		 * send queue slot comes back, by success or by error.
+		 */
+		wait_event_timeout(ep->wq, READ_ONCE(ep->sq_avail) == SCIF_SQ_DEPTH ||
+				   !ep->qp, SCIF_TIMEOUT);
 		scif_rma_ep_disconnected(ep);
 		scif_cm_disconnect(ep);
 		scif_conn_teardown(ep);
