@@ -929,3 +929,65 @@ pingpong_pair()
 	rm -f "$PAIR_SERVER_OUT"
 	return $rc
 }
+
+# pair_sync NAME [SECONDS]: on a VM pair (scripts/vm --pair), return once
+# the other host has called pair_sync NAME too (default: wait 300 s, then
+# fail).
+pair_sync()
+{
+	local name=$1 secs=${2:-300} other
+
+	if [ -z "${SCIRE_SHARED:-}" ] || [ -z "${SCIRE_HOST:-}" ]; then
+		echo "pair_sync: not on a VM pair" >&2
+		return 1
+	fi
+	other=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
+	touch "$SCIRE_SHARED/sync.$name.$SCIRE_HOST" || return 1
+	wait_for "$secs" test -e "$SCIRE_SHARED/sync.$name.$other"
+}
+
+# pair_duo NAME SERVER_HOST SERVER_CMD... -- CLIENT_CMD...: on a VM pair,
+# SERVER_CMD runs on host SERVER_HOST (a or b) and CLIENT_CMD, once the
+# server had a second to start, on the other host (retried a few times
+# while the server may not listen yet). Both hosts return together; the
+# status is that of this host's half (0 on the host that had nothing to
+# run only if nothing failed there). Output goes to stdout with the name.
+pair_duo()
+{
+	local name=$1 srv=$2 rc=0 out pid i start
+	local -a scmd=() ccmd=()
+
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		scmd+=("$1")
+		shift
+	done
+	shift
+	ccmd=("$@")
+	PAIR_DUO_N=$((${PAIR_DUO_N:-0} + 1))
+	out=$(mktemp)
+	start=$(date +%s)
+	if [ "$SCIRE_HOST" = "$srv" ]; then
+		timeout 180 "${scmd[@]}" >"$out" 2>&1 &
+		pid=$!
+		sleep 1
+		pair_sync "duo$PAIR_DUO_N-up" || rc=1
+		wait "$pid" || rc=$?
+		echo "$name: server on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
+	else
+		pair_sync "duo$PAIR_DUO_N-up" || rc=1
+		sleep 1
+		for i in 1 2 3 4 5; do
+			timeout 150 "${ccmd[@]}" >"$out" 2>&1 && { rc=0; break; }
+			rc=$?
+			# Refused: the server is not listening yet.
+			grep -qiE 'refused|unable to connect|couldn.t connect|REJECTED' "$out" || break
+			sleep 2
+		done
+		echo "$name: client on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
+	fi
+	[ "$rc" = 0 ] || sed 's/^/    /' "$out" | tail -n 20
+	rm -f "$out"
+	pair_sync "duo$PAIR_DUO_N-done" || rc=1
+	return "$rc"
+}

