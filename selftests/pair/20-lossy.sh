@@ -38,20 +38,16 @@ for srv in a b; do
 	pt=(-d "$dev" -x "$gid" -F)
 	pair_duo "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
 		ib_write_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
-	# READs under loss from an rxe responder to a scire requester stall
-	# (see the README's known problems): between scire and rxe only the
-	# direction that works runs, until that is understood.
-	if [ "$srv" = "$SCIRE_HOST" ]; then
-		responder=$SCIRE_DEV_KIND requester=${SCIRE_PEER_DEV_KIND:-scire}
-	else
-		responder=${SCIRE_PEER_DEV_KIND:-scire} requester=$SCIRE_DEV_KIND
+	# READs served by rxe under loss carried about 100 times their data
+	# on the wire in one run (rxe's responder appears to finish an old
+	# response as well as the re-requested one): fewer READs there.
+	reads=20
+	if [ "$srv" = "$SCIRE_HOST" ] && [ "$SCIRE_DEV_KIND" = rxe ] ||
+		{ [ "$srv" != "$SCIRE_HOST" ] && [ "${SCIRE_PEER_DEV_KIND:-scire}" = rxe ]; }; then
+		reads=8
 	fi
-	if [ "$responder-$requester" != rxe-scire ]; then
-		pair_duo "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n 20 -- \
-			ib_read_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
-	else
-		echo "lossy ib_read_bw with the server on $srv: left out (rxe responder, scire requester)"
-	fi
+	pair_duo "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
+		ib_read_bw "${pt[@]}" -s 65536 -n "$reads" "$SCIRE_PEER" || failed=$((failed + 1))
 done
 echo "host $SCIRE_HOST: $(tc -s qdisc show dev eth0 | grep -m1 -o 'Sent.*')"
 [ "$failed" = 0 ] || fail "$failed of the runs above failed on host $SCIRE_HOST"
