@@ -167,8 +167,9 @@ static int scif_cm_wait(struct scif_endpt *ep, int event)
 	long left;
 
 	left = wait_event_interruptible_timeout(ep->wq,
-		READ_ONCE(ep->cm_event) == event || READ_ONCE(ep->conn_err),
-		SCIF_TIMEOUT);
+						READ_ONCE(ep->cm_event) == event ||
+						READ_ONCE(ep->conn_err),
+						SCIF_TIMEOUT);
 	if (left < 0)
 		return -EINTR;
 	if (READ_ONCE(ep->conn_err))

@@ -88,12 +88,12 @@ int scif_node_exists(struct net *net, u16 node);
  */
 struct scif_net {
 	struct net *net;
-	struct mutex lock;
+	struct mutex lock;	/* see above */
 	struct xarray ports;
 	struct xarray listeners;
 	struct rdma_cm_id *cm_listen[2];
 	u16 next_port;
-	struct mutex cm_lock;
+	struct mutex cm_lock;	/* see above */
 	int nlisten;
 };
 
@@ -179,12 +179,12 @@ struct scif_buf {
  */
 struct scif_endpt {
 	struct kref ref;
-	struct mutex lock;
+	struct mutex lock;	/* see above */
 	struct rw_semaphore res_sem;
-	struct mutex conn_mutex;
-	struct mutex send_mutex;
-	struct mutex recv_mutex;
-	spinlock_t slock;
+	struct mutex conn_mutex;	/* see above */
+	struct mutex send_mutex;	/* see above */
+	struct mutex recv_mutex;	/* see above */
+	spinlock_t slock;		/* see above */
 	enum scif_ep_state state;
 	struct net *net;
 	struct scif_net *sn;

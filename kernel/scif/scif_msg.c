@@ -46,6 +46,20 @@ static bool scif_connected(struct scif_endpt *ep)
 	return READ_ONCE(ep->state) == SCIFEP_CONNECTED;
 }
 
+/* scif_send() may go on: the peer's ring has room, or the connection is gone. */
+static bool scif_tx_room(struct scif_endpt *ep)
+{
+	return !scif_connected(ep) ||
+	       READ_ONCE(ep->tx_sent) - READ_ONCE(ep->tx_acked) < SCIF_RX_RING;
+}
+
+/* scif_recv() may go on: bytes are in the ring, or the connection is gone. */
+static bool scif_rx_ready(struct scif_endpt *ep)
+{
+	return !scif_connected(ep) ||
+	       READ_ONCE(ep->rx_head) != READ_ONCE(ep->rx_tail);
+}
+
 /**
  * scif_conn_lost() - the connection is gone (peer closed, link or QP error)
  * @ep: the endpoint
@@ -508,8 +522,7 @@ int scif_stream_send(struct scif_endpt *ep, const void *buf, int len, bool block
 		if (!chunk) {
 			if (!block)
 				break;
-			if (wait_event_interruptible(ep->wq, !scif_connected(ep) ||
-				READ_ONCE(ep->tx_sent) - READ_ONCE(ep->tx_acked) < SCIF_RX_RING)) {
+			if (wait_event_interruptible(ep->wq, scif_tx_room(ep))) {
 				ret = -EINTR;
 				break;
 			}
@@ -559,8 +572,7 @@ int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block)
 		if (!avail) {
 			if (!block)
 				break;
-			if (wait_event_interruptible(ep->wq, !scif_connected(ep) ||
-				READ_ONCE(ep->rx_head) != READ_ONCE(ep->rx_tail))) {
+			if (wait_event_interruptible(ep->wq, scif_rx_ready(ep))) {
 				ret = -EINTR;
 				break;
 			}

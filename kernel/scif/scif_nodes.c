@@ -261,15 +261,14 @@ static ssize_t scif_node_addr_store(struct config_item *item, const char *page,
 
 	while (len && isspace(page[len - 1]))
 		len--;
-	if (!len) {
+	if (!len)
 		addr.ss_family = AF_UNSPEC;
-	} else if (in4_pton(page, len, (u8 *)&sin->sin_addr, -1, NULL)) {
+	else if (in4_pton(page, len, (u8 *)&sin->sin_addr, -1, NULL))
 		sin->sin_family = AF_INET;
-	} else if (in6_pton(page, len, (u8 *)&sin6->sin6_addr, -1, NULL)) {
+	else if (in6_pton(page, len, (u8 *)&sin6->sin6_addr, -1, NULL))
 		sin6->sin6_family = AF_INET6;
-	} else {
+	else
 		return -EINVAL;
-	}
 	mutex_lock(&scif_nodes_lock);
 	node->addr = addr;
 	mutex_unlock(&scif_nodes_lock);

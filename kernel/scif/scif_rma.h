@@ -24,7 +24,7 @@ struct scif_endpt;
  * @done: sequence number of the last RMA completed; RC completes in order
  */
 struct scif_rma_info {
-	struct mutex lock;
+	struct mutex lock;	/* see above */
 	struct rb_root_cached self;
 	struct rb_root_cached peer;
 	wait_queue_head_t wq;
