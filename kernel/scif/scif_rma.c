@@ -483,9 +483,16 @@ static int scif_win_map_mrs(struct scif_endpt *ep, struct scif_window *win)
 	u32 per, i, n;
 	int access = 0, ret = 0;
 
-	per = min_t(u32, dev->attrs.max_fast_reg_page_list_len, SCIF_MR_MAX_PAGES);
-	if (!per || !(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+	/*
+	 * Each MR gets one page list entry more than it maps: rdma_rxe of
+	 * 6.1 reads a pointer past its page list when a transfer ends at
+	 * the end of a list filled to a multiple of 256 entries
+	 * (rxe_mr_copy(); gone with the xarray page lists of 6.2).
+	 */
+	per = min_t(u32, dev->attrs.max_fast_reg_page_list_len, SCIF_MR_MAX_PAGES + 1);
+	if (per < 2 || !(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		return -EOPNOTSUPP;
+	per--;
 	if (win->prot & SCIF_PROT_WRITE)
 		access |= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	if (win->prot & SCIF_PROT_READ)
@@ -512,7 +519,7 @@ static int scif_win_map_mrs(struct scif_endpt *ep, struct scif_window *win)
 					 DMA_BIDIRECTIONAL);
 		if (!c->nents)
 			return -ENOMEM;
-		c->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, cnt);
+		c->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, cnt + 1);
 		if (IS_ERR(c->mr)) {
 			ret = PTR_ERR(c->mr);
 			c->mr = NULL;
