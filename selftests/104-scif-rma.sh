@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The SCIF kernel API's windows, RMA and fences from a kernel module:
+# register (fixed and automatic offsets, overlaps), readfrom/writeto and
+# vreadfrom/vwriteto byte-exact over unaligned multi-page ranges and 4 MiB
+# windows, fence mark/wait/signal of both sides, pinned pages, refusals
+# (ENXIO, EACCES, EINVAL, EADDRINUSE, EOPNOTSUPP), unregister during an RMA,
+# and close with windows registered (selftests/kmod/scif_rma_ktest.c, whose
+# module init runs the checks and fails if any does). Two rounds on this
+# VM's one node, two endpoints connected to each other: over scire0, and
+# over rdma_rxe instead (the bridge is a ULP and must run on any RDMA
+# device; rxe's short fast-registration page lists split the big windows
+# into several MRs).
+# shellcheck source-path=SCRIPTDIR
+set -u
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+root=${SCIRE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+ko=${SCIF_RMA_KTEST_KO:-${SCIRE_KO_DIR:-$root}/selftests/kmod/scif_rma_ktest.ko}
+
+[ -f "$ko" ] || skip "$ko not built (make ktest)"
+[ -d /sys/module/scire_scif ] || fail "scire_scif is not loaded"
+
+round() {
+	local what=$1 mark rc out log
+
+	mark=$(kmsg_mark)
+	out=$(timeout 600 insmod "$ko" 2>&1)
+	rc=$?
+	log=$(kmsg_since "$mark" | grep -a 'scif_rma_ktest: ')
+	printf '%s: insmod status %s%s\n%s\n' "$what" "$rc" "${out:+: $out}" "$log"
+	[ -d /sys/module/scif_rma_ktest ] && { rmmod scif_rma_ktest || fail "rmmod scif_rma_ktest failed"; }
+	[ "$rc" = 0 ] || fail "$what: a check failed"
+	grep -Eq 'scif_rma_ktest: PASS [1-9][0-9]* checks' <<<"$log" ||
+		fail "$what: no 'PASS <n> checks' line"
+}
+
+round "loopback, scire0"
+
+# rdma_rxe opens UDP port 4791 in init_net when it loads: scire0 goes first.
+if ! modinfo rdma_rxe >/dev/null 2>&1; then
+	echo "no rdma_rxe module in this kernel: the rxe round is left out"
+	exit 0
+fi
+rdma link delete scire0 || fail "rdma link delete scire0"
+modprobe rdma_rxe || fail "modprobe rdma_rxe"
+rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0"
+round "loopback, rdma_rxe"
+rdma link delete rxe0 || fail "rdma link delete rxe0"
+rmmod rdma_rxe || fail "rmmod rdma_rxe"
+rdma link add scire0 type scire netdev eth0 || fail "rdma link add scire0 again"
+exit 0
