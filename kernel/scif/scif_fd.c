@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire_scif: /dev/scif, the SCIF user ABI.
+ *
+ * One open file is one endpoint, created in the opener's network
+ * namespace (its node). The ioctls are those of the kernel's uapi header
+ * <linux/scif_ioctl.h> (type 's', numbers 1-17, the MPSS 4 / Linux 4.4-5.9
+ * ABI that libscif speaks): each one is the kernel API call of the same
+ * name, with user buffers copied or, for windows and v* RMA, pinned.
+ *
+ * Accepting takes two calls, as in that ABI: SCIF_ACCEPTREQ on the
+ * listening file accepts a connection and returns a token in
+ * scifioctl_accept.endpt; SCIF_ACCEPTREG with that token on a freshly
+ * opened file makes the accepted endpoint that file's (its own unused
+ * endpoint is closed). Upstream handed out the endpoint's kernel address
+ * as the token; here it is a small number from an xarray, valid only for
+ * a task sharing the accepting task's address space, and the accepted
+ * endpoints not claimed when the listening file is closed are closed with
+ * it.
+ *
+ * Not offered: mmap() of a window. Over PCIe a peer's window is memory the
+ * CPU can map; over RDMA there is nothing to map, so mmap() fails (ENODEV)
+ * and programs use scif_readfrom()/scif_writeto() instead.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "scif_main.h"
+
+/* Bytes of a scif_send()/scif_recv() moved through the kernel at a time. */
+#define SCIF_FD_CHUNK	(16 * 1024)
+
+/**
+ * struct scif_file - what an open /dev/scif holds
+ * @lock: guards @ep (SCIF_ACCEPTREG replaces it) and @accepted
+ * @ep: the file's endpoint; calls take a reference while they run
+ * @accepted: endpoints this (listening) file accepted whose token was not
+ *	yet claimed with SCIF_ACCEPTREG, struct scif_accepted
+ */
+struct scif_file {
+	struct mutex lock;	/* see above */
+	struct scif_endpt *ep;
+	struct list_head accepted;
+};
+
+/**
+ * struct scif_accepted - an accepted endpoint waiting for SCIF_ACCEPTREG
+ * @ep: the endpoint (its owner reference)
+ * @mm: the accepting task's address space (not a reference: compared only)
+ * @token: its index in scif_tokens
+ * @owner: the listening file's state
+ * @entry: on @owner->accepted
+ */
+struct scif_accepted {
+	struct scif_endpt *ep;
+	struct mm_struct *mm;
+	u32 token;
+	struct scif_file *owner;
+	struct list_head entry;
+};
+
+/* Tokens of SCIF_ACCEPTREQ -> struct scif_accepted. */
+static DEFINE_XARRAY_ALLOC1(scif_tokens);
+/* Serializes claiming a token against its owner's release. */
+static DEFINE_MUTEX(scif_tokens_lock);
+
+static struct scif_endpt *scif_file_ep(struct scif_file *sf)
+{
+	struct scif_endpt *ep;
+
+	mutex_lock(&sf->lock);
+	ep = sf->ep;
+	scif_ep_get(ep);
+	mutex_unlock(&sf->lock);
+	return ep;
+}
+
+static int scif_fd_open(struct inode *inode, struct file *file)
+{
+	struct scif_file *sf;
+
+	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
+	if (!sf)
+		return -ENOMEM;
+	sf->ep = scif_open();
+	if (!sf->ep) {
+		kfree(sf);
+		return -ENOMEM;
+	}
+	mutex_init(&sf->lock);
+	INIT_LIST_HEAD(&sf->accepted);
+	file->private_data = sf;
+	return nonseekable_open(inode, file);
+}
+
+static int scif_fd_release(struct inode *inode, struct file *file)
+{
+	struct scif_file *sf = file->private_data;
+	struct scif_accepted *acc, *next;
+	LIST_HEAD(unclaimed);
+
+	mutex_lock(&scif_tokens_lock);
+	mutex_lock(&sf->lock);
+	list_for_each_entry_safe(acc, next, &sf->accepted, entry) {
+		xa_erase(&scif_tokens, acc->token);
+		list_move(&acc->entry, &unclaimed);
+	}
+	mutex_unlock(&sf->lock);
+	mutex_unlock(&scif_tokens_lock);
+
+	list_for_each_entry_safe(acc, next, &unclaimed, entry) {
+		scif_close(acc->ep);
+		kfree(acc);
+	}
+	scif_close(sf->ep);
+	kfree(sf);
+	return 0;
+}
+
+static __poll_t scif_fd_poll(struct file *file, poll_table *wait)
+{
+	struct scif_endpt *ep = scif_file_ep(file->private_data);
+	__poll_t mask;
+
+	mask = scif_ep_poll(ep, file, wait);
+	scif_ep_put(ep);
+	return mask;
+}
+
+/* SCIF_ACCEPTREQ: accept on the listening endpoint, hand out a token. */
+static long scif_fd_acceptreq(struct scif_file *sf, struct scif_endpt *ep,
+			      struct scifioctl_accept __user *uarg)
+{
+	struct scifioctl_accept req;
+	struct scif_accepted *acc;
+	scif_epd_t nep;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	acc = kzalloc(sizeof(*acc), GFP_KERNEL);
+	if (!acc)
+		return -ENOMEM;
+	ret = scif_accept(ep, &req.peer, &nep, req.flags);
+	if (ret) {
+		kfree(acc);
+		return ret;
+	}
+	acc->ep = nep;
+	acc->mm = current->mm;
+	acc->owner = sf;
+	mutex_lock(&scif_tokens_lock);
+	ret = xa_alloc(&scif_tokens, &acc->token, acc, xa_limit_31b, GFP_KERNEL);
+	if (!ret) {
+		mutex_lock(&sf->lock);
+		list_add_tail(&acc->entry, &sf->accepted);
+		mutex_unlock(&sf->lock);
+	}
+	mutex_unlock(&scif_tokens_lock);
+	if (ret)
+		goto err_close;
+	req.endpt = acc->token;
+	if (!copy_to_user(uarg, &req, sizeof(req)))
+		return 0;
+
+	/* Nobody learnt the token, unless another thread guessed it. */
+	mutex_lock(&scif_tokens_lock);
+	if (xa_load(&scif_tokens, req.endpt) != acc) {
+		mutex_unlock(&scif_tokens_lock);
+		return -EFAULT;
+	}
+	xa_erase(&scif_tokens, acc->token);
+	mutex_lock(&sf->lock);
+	list_del(&acc->entry);
+	mutex_unlock(&sf->lock);
+	mutex_unlock(&scif_tokens_lock);
+	ret = -EFAULT;
+
+err_close:
+	scif_close(nep);
+	kfree(acc);
+	return ret;
+}
+
+/* SCIF_ACCEPTREG: this fresh file becomes the accepted endpoint's. */
+static long scif_fd_acceptreg(struct scif_file *sf, u64 __user *uarg)
+{
+	struct scif_endpt *old;
+	struct scif_accepted *acc;
+	u64 token;
+
+	if (get_user(token, uarg))
+		return -EFAULT;
+	if (token > U32_MAX)
+		return -EINVAL;
+	mutex_lock(&scif_tokens_lock);
+	acc = xa_load(&scif_tokens, token);
+	if (!acc || acc->mm != current->mm) {
+		mutex_unlock(&scif_tokens_lock);
+		return -EINVAL;
+	}
+	mutex_lock(&sf->lock);
+	if (READ_ONCE(sf->ep->state) != SCIFEP_UNBOUND) {
+		/* Only a file that has done nothing yet may take it. */
+		mutex_unlock(&sf->lock);
+		mutex_unlock(&scif_tokens_lock);
+		return -EINVAL;
+	}
+	xa_erase(&scif_tokens, acc->token);
+	mutex_lock(&acc->owner->lock);
+	list_del(&acc->entry);
+	mutex_unlock(&acc->owner->lock);
+	old = sf->ep;
+	sf->ep = acc->ep;
+	mutex_unlock(&sf->lock);
+	mutex_unlock(&scif_tokens_lock);
+
+	kfree(acc);
+	scif_close(old);
+	return 0;
+}
+
+/* SCIF_SEND: user bytes through a kernel bounce buffer, chunk by chunk. */
+static long scif_fd_send(struct scif_endpt *ep, struct scifioctl_msg __user *uarg)
+{
+	struct scifioctl_msg req;
+	int done = 0, chunk, ret = 0;
+	void *buf;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.len < 0 || req.flags & ~SCIF_SEND_BLOCK)
+		return -EINVAL;
+	buf = kmalloc(min_t(int, req.len, SCIF_FD_CHUNK) ?: 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (done < req.len) {
+		chunk = min_t(int, req.len - done, SCIF_FD_CHUNK);
+		if (copy_from_user(buf, u64_to_user_ptr(req.msg) + done, chunk)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = scif_send(ep, buf, chunk, req.flags);
+		if (ret < 0)
+			break;
+		done += ret;
+		if (ret < chunk)
+			break;
+	}
+	if (!req.len)
+		ret = scif_send(ep, buf, 0, req.flags);
+	kfree(buf);
+	/* Bytes that went out count even if a later chunk failed. */
+	if (done)
+		ret = done;
+	if (ret < 0)
+		return ret;
+	if (put_user(ret, &uarg->out_len))
+		return -EFAULT;
+	return 0;
+}
+
+/* SCIF_RECV: chunk by chunk into a kernel buffer, then out to the user. */
+static long scif_fd_recv(struct scif_endpt *ep, struct scifioctl_msg __user *uarg)
+{
+	struct scifioctl_msg req;
+	int done = 0, chunk, ret = 0;
+	void *buf;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.len < 0 || req.flags & ~SCIF_RECV_BLOCK)
+		return -EINVAL;
+	buf = kmalloc(min_t(int, req.len, SCIF_FD_CHUNK) ?: 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (done < req.len) {
+		chunk = min_t(int, req.len - done, SCIF_FD_CHUNK);
+		ret = scif_recv(ep, buf, chunk, req.flags);
+		if (ret <= 0)
+			break;
+		/*
+		 * The bytes are consumed from the stream now; a bad user
+		 * buffer loses them, as a read() into one would.
+		 */
+		if (copy_to_user(u64_to_user_ptr(req.msg) + done, buf, ret)) {
+			ret = -EFAULT;
+			break;
+		}
+		done += ret;
+		if (ret < chunk)
+			break;
+	}
+	if (!req.len)
+		ret = scif_recv(ep, buf, 0, req.flags);
+	kfree(buf);
+	if (done)
+		ret = done;
+	if (ret < 0)
+		return ret;
+	if (put_user(ret, &uarg->out_len))
+		return -EFAULT;
+	return 0;
+}
+
+static long scif_fd_reg(struct scif_endpt *ep, struct scifioctl_reg __user *uarg)
+{
+	struct scifioctl_reg req;
+	off_t off;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	/* User space names its own memory only. */
+	if (req.flags & SCIF_MAP_KERNEL)
+		return -EINVAL;
+	off = scif_register(ep, u64_to_user_ptr(req.addr), req.len, req.offset,
+			    req.prot, req.flags);
+	if (off < 0)
+		return off;
+	if (put_user(off, &uarg->out_offset)) {
+		scif_unregister(ep, off, req.len);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long scif_fd_copy(struct scif_endpt *ep, unsigned int cmd,
+			 struct scifioctl_copy __user *uarg)
+{
+	struct scifioctl_copy req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	switch (cmd) {
+	case SCIF_READFROM:
+		return scif_readfrom(ep, req.loffset, req.len, req.roffset, req.flags);
+	case SCIF_WRITETO:
+		return scif_writeto(ep, req.loffset, req.len, req.roffset, req.flags);
+	case SCIF_VREADFROM:
+		return scif_rma_vcopy(ep, req.addr, req.len, req.roffset, req.flags,
+				      false, true);
+	default:
+		return scif_rma_vcopy(ep, req.addr, req.len, req.roffset, req.flags,
+				      true, true);
+	}
+}
+
+static long scif_fd_node_ids(struct scifioctl_node_ids __user *uarg)
+{
+	struct scifioctl_node_ids req;
+	u16 self, *nodes;
+	int ret, n;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.len < 0)
+		return -EINVAL;
+	n = min_t(int, req.len, SCIF_MAX_NODE + 1);
+	nodes = kcalloc(n ?: 1, sizeof(*nodes), GFP_KERNEL);
+	if (!nodes)
+		return -ENOMEM;
+	ret = scif_get_node_ids(nodes, n, &self);
+	if (ret >= 0 &&
+	    (copy_to_user(u64_to_user_ptr(req.nodes), nodes,
+			  min(ret, n) * sizeof(*nodes)) ||
+	     put_user(self, (u16 __user *)u64_to_user_ptr(req.self)) ||
+	     put_user(ret, &uarg->len)))
+		ret = -EFAULT;
+	kfree(nodes);
+	return ret < 0 ? ret : 0;
+}
+
+static long scif_fd_fence_mark(struct scif_endpt *ep,
+			       struct scifioctl_fence_mark __user *uarg)
+{
+	struct scifioctl_fence_mark req;
+	int mark, ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = scif_fence_mark(ep, req.flags, &mark);
+	if (ret)
+		return ret;
+	if (put_user(mark, (int __user *)u64_to_user_ptr(req.mark)))
+		return -EFAULT;
+	return 0;
+}
+
+static long scif_fd_fence_signal(struct scif_endpt *ep,
+				 struct scifioctl_fence_signal __user *uarg)
+{
+	struct scifioctl_fence_signal req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	return scif_fence_signal(ep, req.loff, req.lval, req.roff, req.rval,
+				 req.flags);
+}
+
+static long scif_fd_connect(struct scif_endpt *ep,
+			    struct scifioctl_connect __user *uarg)
+{
+	struct scifioctl_connect req;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = scif_connect(ep, &req.peer);
+	if (ret < 0)
+		return ret;
+	req.self = ep->port;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+static long scif_fd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct scif_file *sf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	struct scif_endpt *ep;
+	struct scifioctl_unreg unreg;
+	u64 port;
+	long ret;
+
+	if (cmd == SCIF_ACCEPTREG)
+		return scif_fd_acceptreg(sf, uarg);
+	if (cmd == SCIF_GET_NODEIDS)
+		return scif_fd_node_ids(uarg);
+
+	ep = scif_file_ep(sf);
+	switch (cmd) {
+	case SCIF_BIND:
+		if (get_user(port, (u64 __user *)uarg)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = port > U16_MAX ? -EINVAL : scif_bind(ep, port);
+		if (ret >= 0) {
+			port = ret;
+			ret = put_user(port, (u64 __user *)uarg) ? -EFAULT : 0;
+		}
+		break;
+	case SCIF_LISTEN:
+		/* The backlog is the argument itself, not a pointer. */
+		ret = scif_listen(ep, (int)arg);
+		break;
+	case SCIF_CONNECT:
+		ret = scif_fd_connect(ep, uarg);
+		break;
+	case SCIF_ACCEPTREQ:
+		ret = scif_fd_acceptreq(sf, ep, uarg);
+		break;
+	case SCIF_SEND:
+		ret = scif_fd_send(ep, uarg);
+		break;
+	case SCIF_RECV:
+		ret = scif_fd_recv(ep, uarg);
+		break;
+	case SCIF_REG:
+		ret = scif_fd_reg(ep, uarg);
+		break;
+	case SCIF_UNREG:
+		if (copy_from_user(&unreg, uarg, sizeof(unreg)))
+			ret = -EFAULT;
+		else
+			ret = scif_unregister(ep, unreg.offset, unreg.len);
+		break;
+	case SCIF_READFROM:
+	case SCIF_WRITETO:
+	case SCIF_VREADFROM:
+	case SCIF_VWRITETO:
+		ret = scif_fd_copy(ep, cmd, uarg);
+		break;
+	case SCIF_FENCE_MARK:
+		ret = scif_fd_fence_mark(ep, uarg);
+		break;
+	case SCIF_FENCE_WAIT:
+		/* The mark is the argument itself, not a pointer. */
+		ret = scif_fence_wait(ep, (int)arg);
+		break;
+	case SCIF_FENCE_SIGNAL:
+		ret = scif_fd_fence_signal(ep, uarg);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	scif_ep_put(ep);
+	return ret;
+}
+
+static const struct file_operations scif_fops = {
+	.owner = THIS_MODULE,
+	.open = scif_fd_open,
+	.release = scif_fd_release,
+	.poll = scif_fd_poll,
+	.unlocked_ioctl = scif_fd_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice scif_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "scif",
+	.fops = &scif_fops,
+	.mode = 0666,
+};
+
+/**
+ * scif_fd_init() - create /dev/scif
+ *
+ * Context: module init.
+ * Return: 0 or the errno of misc_register().
+ */
+int scif_fd_init(void)
+{
+	return misc_register(&scif_misc);
+}
+
+/**
+ * scif_fd_exit() - remove /dev/scif
+ *
+ * No file can be open: each holds a reference on the module.
+ *
+ * Context: module exit.
+ */
+void scif_fd_exit(void)
+{
+	misc_deregister(&scif_misc);
+	WARN_ON(!xa_empty(&scif_tokens));
+}
