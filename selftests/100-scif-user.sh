@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The SCIF user API (libscif over /dev/scif): scif_user's checks of
+# endpoints, the stream, poll, windows in user memory, readfrom/writeto,
+# vreadfrom/vwriteto, fences and the user ABI's refusals, in two rounds:
+# on this VM's one node (node 0, unconfigured: client and server forked,
+# loopback through scire0), and between two nodes, nsA (node 1) and nsB
+# (node 2), network namespaces joined by a veth pair with scireA and
+# scireB on its ends, the node table set through configfs.
+# shellcheck disable=SC2317 # functions run by trap
+# shellcheck source-path=SCRIPTDIR
+set -u
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+nodes=/sys/kernel/config/scif/nodes
+prog=$(need_prog scif_user) || exit 1
+[ -d /sys/module/scire_scif ] || skip "scire_scif is not loaded (make kernel builds it)"
+[ -c /dev/scif ] || fail "/dev/scif missing although scire_scif is loaded"
+[ -d "$nodes" ] || fail "$nodes missing: configfs not mounted?"
+export LD_LIBRARY_PATH=$SCIRE_BUILD/libscif${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+cleanup()
+{
+	rmdir "$nodes/1" "$nodes/2" 2>/dev/null
+	topo_teardown
+}
+trap cleanup EXIT
+
+echo "# round 1: node 0, loopback"
+timeout 300 "$prog" loop || fail "scif_user loop failed (status $?)"
+
+echo "# round 2: node 1 (nsA) <-> node 2 (nsB)"
+topo_scire_pair
+mkdir "$nodes/1" "$nodes/2" || fail "cannot create nodes 1 and 2"
+echo "$TOPO_IP_A" >"$nodes/1/addr" && echo "$TOPO_IP_B" >"$nodes/2/addr" ||
+	fail "cannot set the nodes' addresses"
+ip netns exec nsA timeout 300 "$prog" server 2200 &
+srv=$!
+ip netns exec nsB timeout 300 "$prog" client 1 2200
+crc=$?
+wait "$srv"
+src=$?
+[ "$crc" = 0 ] || fail "client (node 2) failed: status $crc"
+[ "$src" = 0 ] || fail "server (node 1) failed: status $src"
+exit 0

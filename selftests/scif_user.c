@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scif_user: the SCIF user API through libscif and /dev/scif.
+ *
+ *   scif_user server PORT        accept one connection on PORT, serve it
+ *   scif_user client NODE PORT   connect to NODE:PORT and run the checks
+ *   scif_user loop               both, forked, on this node (loopback)
+ *
+ * The client checks: node ids, bind rules, connect/accept, a 1 MiB
+ * byte-exact stream each way (blocking and non-blocking), poll, the
+ * refusals of the user ABI (SCIF_MAP_KERNEL, mmap, unaligned and
+ * overlapping windows, offsets outside windows), windows in user memory on
+ * both sides with readfrom/writeto/vreadfrom/vwriteto (SYNC and not) over
+ * multi-page unaligned ranges, fence mark and wait of both sides' RMAs,
+ * fence signal of local and remote values, and ECONNRESET after the peer
+ * closes. The server does what the client asks over the stream and checks
+ * what the client wrote into its window.
+ *
+ * Output: one line per check, "ok" or "not ok"; exit status 0 when all
+ * pass, 1 otherwise.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <scif.h>
+
+#define WIN_LEN		(1 << 20)	/* bytes of each side's window */
+#define SRV_OFF		0x40000000	/* where the server's window is fixed */
+#define STREAM_LEN	(1 << 20)
+
+static int failures, checks;
+static const char *who = "client";
+/* The client's connected endpoint; main() closes it so a waiting server ends. */
+static scif_epd_t client_epd = -1;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	checks++;
+	if (!ok)
+		failures++;
+	printf("%s%s: ", ok ? "ok " : "not ok ", who);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!ok)
+		printf(" (errno %d %s)", errno, strerror(errno));
+	printf("\n");
+	fflush(stdout);
+}
+
+static void die(const char *what)
+{
+	printf("not ok %s: %s: %s\n", who, what, strerror(errno));
+	exit(1);
+}
+
+/* Exactly len bytes, blocking. */
+static void xsend(scif_epd_t epd, const void *buf, int len)
+{
+	if (scif_send(epd, (void *)buf, len, SCIF_SEND_BLOCK) != len)
+		die("scif_send");
+}
+
+static void xrecv(scif_epd_t epd, void *buf, int len)
+{
+	if (scif_recv(epd, buf, len, SCIF_RECV_BLOCK) != len)
+		die("scif_recv");
+}
+
+static unsigned char pat(size_t i, unsigned int seed)
+{
+	return (unsigned char)((i * 131 + seed * 7 + (i >> 12)) ^ seed);
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = pat(i, seed);
+}
+
+static size_t mismatch(const unsigned char *p, size_t len, size_t base,
+		       unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != pat(base + i, seed))
+			return i + 1;
+	return 0;
+}
+
+static void *xwindow(void)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, WIN_LEN))
+		die("posix_memalign");
+	memset(p, 0, WIN_LEN);
+	return p;
+}
+
+/* Requests of the client to the server, over the stream. */
+enum { REQ_CHECK = 1, REQ_FILL, REQ_SIGNAL_CHECK, REQ_BYE };
+
+struct req {
+	int op;
+	unsigned int seed;
+	long off;
+	long len;
+	unsigned long long val;
+};
+
+/* --- server ------------------------------------------------------------------ */
+
+static int server(unsigned short port, int ready_fd)
+{
+	struct scif_port_id peer;
+	scif_epd_t lep, epd;
+	unsigned char *buf, *win;
+	struct req rq;
+	off_t off;
+	int r;
+
+	who = "server";
+	lep = scif_open();
+	if (lep < 0)
+		die("scif_open");
+	if (scif_bind(lep, port) != port)
+		die("scif_bind");
+	if (scif_listen(lep, 4))
+		die("scif_listen");
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "r", 1) != 1)
+			die("ready");
+		close(ready_fd);
+	}
+	if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
+		die("scif_accept");
+	check(peer.port >= SCIF_PORT_RSVD, "accepted peer %u:%u", peer.node, peer.port);
+
+	/* The stream: echo STREAM_LEN bytes back. */
+	buf = malloc(STREAM_LEN);
+	if (!buf)
+		die("malloc");
+	xrecv(epd, buf, STREAM_LEN);
+	check(!mismatch(buf, STREAM_LEN, 0, 1), "stream in, 1 MiB byte-exact");
+	xsend(epd, buf, STREAM_LEN);
+
+	win = xwindow();
+	off = scif_register(epd, win, WIN_LEN, SRV_OFF,
+			    SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED);
+	check(off == SRV_OFF, "register a fixed window at %#lx", (long)SRV_OFF);
+	xsend(epd, &off, sizeof(off));
+
+	for (;;) {
+		xrecv(epd, &rq, sizeof(rq));
+		r = 0;
+		switch (rq.op) {
+		case REQ_CHECK:
+			r = !mismatch(win + rq.off - SRV_OFF, rq.len, rq.off - SRV_OFF, rq.seed);
+			check(r, "window holds what the client wrote (%ld bytes at %#lx)",
+			      rq.len, rq.off);
+			break;
+		case REQ_FILL:
+			fill(win, WIN_LEN, rq.seed);
+			r = 1;
+			break;
+		case REQ_SIGNAL_CHECK:
+			r = *(volatile unsigned long long *)(win + rq.off - SRV_OFF) == rq.val;
+			check(r, "remote fence signal wrote %#llx at %#lx", rq.val, rq.off);
+			break;
+		case REQ_BYE:
+			scif_unregister(epd, SRV_OFF, WIN_LEN);
+			scif_close(epd);
+			scif_close(lep);
+			free(win);
+			free(buf);
+			return failures ? 1 : 0;
+		}
+		xsend(epd, &r, sizeof(r));
+	}
+}
+
+/* --- client ------------------------------------------------------------------ */
+
+static int ask(scif_epd_t epd, int op, unsigned int seed, long off, long len,
+	       unsigned long long val)
+{
+	struct req rq = { op, seed, off, len, val };
+	int r;
+
+	xsend(epd, &rq, sizeof(rq));
+	xrecv(epd, &r, sizeof(r));
+	return r;
+}
+
+static int client(unsigned short node, unsigned short port)
+{
+	struct scif_port_id dst = { .node = node, .port = port };
+	struct scif_pollepd pe;
+	unsigned char *buf, *win, *vbuf;
+	uint16_t nodes[64], self;
+	off_t soff, loff, o;
+	int n, ret, mark, i;
+	scif_epd_t epd, e2;
+	long a, l;
+
+	n = scif_get_nodeIDs(nodes, 64, &self);
+	check(n >= 1, "scif_get_nodeIDs: %d nodes, self %u", n, self);
+
+	e2 = scif_open();
+	if (e2 < 0)
+		die("scif_open");
+	ret = scif_bind(e2, 0);
+	check(ret >= SCIF_PORT_RSVD, "bind(0) picks port %d >= SCIF_PORT_RSVD", ret);
+	errno = 0;
+	check(scif_bind(e2, 0) < 0 && errno == EINVAL, "second bind is EINVAL");
+	scif_close(e2);
+
+	epd = scif_open();
+	if (epd < 0)
+		die("scif_open");
+	errno = 0;
+	check(scif_send(epd, "x", 1, 0) < 0 && errno == ENOTCONN,
+	      "send before connect is ENOTCONN");
+	for (i = 0; i < 100; i++) {
+		ret = scif_connect(epd, &dst);
+		if (ret >= 0 || errno != ECONNREFUSED)
+			break;
+		usleep(100000);	/* the server is not listening yet */
+	}
+	check(ret >= SCIF_PORT_RSVD, "connect to %u:%u from port %d", node, port, ret);
+	if (ret < 0)
+		return 1;
+	client_epd = epd;
+
+	/* The stream. */
+	buf = malloc(STREAM_LEN);
+	if (!buf)
+		die("malloc");
+	errno = 0;
+	check(scif_recv(epd, buf, 16, 0) == 0, "non-blocking recv of nothing gives 0");
+	pe.epd = epd;
+	pe.events = SCIF_POLLIN | SCIF_POLLOUT;
+	ret = scif_poll(&pe, 1, 1000);
+	check(ret == 1 && (pe.revents & SCIF_POLLOUT) && !(pe.revents & SCIF_POLLIN),
+	      "poll: writable, nothing to read (revents %#x)", pe.revents);
+	fill(buf, STREAM_LEN, 1);
+	xsend(epd, buf, STREAM_LEN);
+	memset(buf, 0, STREAM_LEN);
+	pe.events = SCIF_POLLIN;
+	ret = scif_poll(&pe, 1, 10000);
+	check(ret == 1 && (pe.revents & SCIF_POLLIN), "poll: the echo is readable");
+	xrecv(epd, buf, STREAM_LEN);
+	check(!mismatch(buf, STREAM_LEN, 0, 1), "stream echoed back, 1 MiB byte-exact");
+	xrecv(epd, &soff, sizeof(soff));
+	check(soff == SRV_OFF, "server's window at %#lx", (long)soff);
+
+	/* Refusals of the user ABI. */
+	win = xwindow();
+	errno = 0;
+	check(scif_register(epd, win, WIN_LEN, 0, SCIF_PROT_READ, SCIF_MAP_KERNEL) ==
+	      SCIF_REGISTER_FAILED && errno == EINVAL, "SCIF_MAP_KERNEL from user space is EINVAL");
+	errno = 0;
+	check(scif_register(epd, win + 1, 4096, 0, SCIF_PROT_READ, 0) ==
+	      SCIF_REGISTER_FAILED && errno == EINVAL, "unaligned address is EINVAL");
+	errno = 0;
+	check(scif_register(epd, win, WIN_LEN, 0x1001, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
+	      SCIF_REGISTER_FAILED && errno == EINVAL, "unaligned fixed offset is EINVAL");
+
+	loff = scif_register(epd, win, WIN_LEN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	check(loff != SCIF_REGISTER_FAILED && !(loff & 4095),
+	      "register at an automatic offset: %#lx", (long)loff);
+	if (loff == SCIF_REGISTER_FAILED)
+		return 1;
+	errno = 0;
+	check(scif_register(epd, win, 4096, loff + 4096, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
+	      SCIF_REGISTER_FAILED && errno == EADDRINUSE, "overlapping fixed window is EADDRINUSE");
+	errno = 0;
+	check(scif_mmap(NULL, 4096, PROT_READ, 0, epd, soff) == SCIF_MMAP_FAILED &&
+	      errno == ENODEV, "scif_mmap is refused (ENODEV): no peer memory to map over RDMA");
+	errno = 0;
+	check(scif_readfrom(epd, loff, 4096, soff + WIN_LEN, SCIF_RMA_SYNC) < 0 &&
+	      errno == ENXIO, "readfrom past the peer's window is ENXIO");
+	errno = 0;
+	check(scif_writeto(epd, loff + WIN_LEN - 4096, 8192, soff, SCIF_RMA_SYNC) < 0 &&
+	      errno == ENXIO, "writeto past the local window is ENXIO");
+
+	/* writeto: local window -> server's, unaligned, multi-page, SYNC. */
+	fill(win, WIN_LEN, 2);
+	a = 4096 * 3 + 123;
+	l = 5 * 4096 + 1000;
+	ret = scif_writeto(epd, loff + a, l, soff + a, SCIF_RMA_SYNC);
+	check(!ret, "writeto %ld bytes at +%ld, SYNC", l, a);
+	check(ask(epd, REQ_CHECK, 2, soff + a, l, 0), "server saw the writeto");
+
+	/* writeto without SYNC, then a fence of our own RMAs. */
+	ret = scif_writeto(epd, loff, WIN_LEN, soff, 0);
+	check(!ret, "writeto of the whole 1 MiB window, not SYNC");
+	ret = scif_fence_mark(epd, SCIF_FENCE_INIT_SELF, &mark);
+	check(!ret, "fence_mark (INIT_SELF) gives mark %#x", mark);
+	check(!scif_fence_wait(epd, mark), "fence_wait on it");
+	check(ask(epd, REQ_CHECK, 2, soff, WIN_LEN, 0), "server saw the whole window");
+
+	/* readfrom: the server's window (filled by it) -> ours. */
+	check(ask(epd, REQ_FILL, 3, 0, 0, 0), "server filled its window");
+	memset(win, 0, WIN_LEN);
+	a = 4096 * 7 + 17;
+	l = 9 * 4096 + 3;
+	ret = scif_readfrom(epd, loff + a, l, soff + a, SCIF_RMA_SYNC);
+	check(!ret && !mismatch(win + a, l, a, 3), "readfrom %ld bytes at +%ld, SYNC", l, a);
+	check(win[a - 1] == 0 && win[a + l] == 0, "readfrom wrote nothing outside its range");
+
+	/* v*: from and to ordinary memory. */
+	vbuf = malloc(3 * 4096 + 100);
+	if (!vbuf)
+		die("malloc");
+	ret = scif_vreadfrom(epd, vbuf + 1, 3 * 4096 + 50, soff + 4096 + 9, SCIF_RMA_SYNC);
+	check(!ret && !mismatch(vbuf + 1, 3 * 4096 + 50, 4096 + 9, 3),
+	      "vreadfrom into an unaligned buffer");
+	fill(vbuf, 3 * 4096 + 100, 4);
+	ret = scif_vwriteto(epd, vbuf, 3 * 4096 + 100, soff + 8 * 4096, SCIF_RMA_SYNC);
+	check(!ret, "vwriteto from malloc'd memory");
+	check(ask(epd, REQ_CHECK, 4, soff + 8 * 4096, 3 * 4096 + 100, 0),
+	      "server saw the vwriteto");
+	ret = scif_vwriteto(epd, vbuf, 4096, soff, SCIF_RMA_USECACHE);
+	check(!ret, "vwriteto with SCIF_RMA_USECACHE, not SYNC");
+
+	/* Fence signals: local and remote values after the RMAs. */
+	o = loff + 64;
+	ret = scif_fence_signal(epd, o, 0x1122334455667788ULL, soff + 128,
+				0x8877665544332211ULL,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE);
+	check(!ret, "fence_signal local and remote");
+	for (i = 0; i < 1000 && *(volatile unsigned long long *)(win + 64) !=
+	     0x1122334455667788ULL; i++)
+		usleep(1000);
+	check(*(volatile unsigned long long *)(win + 64) == 0x1122334455667788ULL,
+	      "local fence signal value arrived");
+	ret = scif_fence_mark(epd, SCIF_FENCE_INIT_SELF, &mark);
+	check(!ret && !scif_fence_wait(epd, mark), "fence after the signal");
+	check(ask(epd, REQ_SIGNAL_CHECK, 0, soff + 128, 8, 0x8877665544332211ULL),
+	      "server saw the remote signal value");
+
+	/* Peer-initiated fence: the server issued no RMAs, mark and wait work. */
+	ret = scif_fence_mark(epd, SCIF_FENCE_INIT_PEER, &mark);
+	check(!ret, "fence_mark (INIT_PEER) gives mark %#x", mark);
+	check(!ret && !scif_fence_wait(epd, mark), "fence_wait on the peer's mark");
+
+	check(!scif_unregister(epd, loff, WIN_LEN), "unregister our window");
+	errno = 0;
+	check(scif_writeto(epd, loff, 4096, soff, SCIF_RMA_SYNC) < 0 && errno == ENXIO,
+	      "writeto from an unregistered window is ENXIO");
+
+	/* Goodbye: the server closes; we see ECONNRESET. */
+	{
+		struct req rq = { .op = REQ_BYE };
+
+		xsend(epd, &rq, sizeof(rq));
+	}
+	for (i = 0; i < 100; i++) {
+		errno = 0;
+		ret = scif_recv(epd, buf, 1, 0);
+		if (ret < 0)
+			break;
+		usleep(50000);
+	}
+	check(ret < 0 && errno == ECONNRESET, "recv after the peer closed is ECONNRESET");
+	free(vbuf);
+	free(win);
+	free(buf);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int pfd[2], st, rc;
+	uint16_t self;
+	pid_t pid;
+	char c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "server"))
+		return server(atoi(argv[2]), -1);
+	if (argc == 4 && !strcmp(argv[1], "client")) {
+		rc = client(atoi(argv[2]), atoi(argv[3]));
+		if (client_epd >= 0)
+			scif_close(client_epd);
+		printf("%s: %d checks, %d failed\n", who, checks, failures);
+		return rc;
+	}
+	if (argc != 2 || strcmp(argv[1], "loop")) {
+		fprintf(stderr, "usage: %s server PORT | client NODE PORT | loop\n", argv[0]);
+		return 2;
+	}
+	if (scif_get_nodeIDs(NULL, 0, &self) < 0) {
+		perror("scif_get_nodeIDs");
+		return errno == ENOENT ? 77 : 1;
+	}
+	if (pipe(pfd))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		close(pfd[0]);
+		_exit(server(2100, pfd[1]));
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1)
+		die("server did not start");
+	rc = client(self, 2100);
+	if (client_epd >= 0)
+		scif_close(client_epd);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		rc = 1;
+	printf("loop: client %d checks, %d failed; server %s\n", checks, failures,
+	       rc ? "or client failed" : "passed");
+	return rc;
+}
