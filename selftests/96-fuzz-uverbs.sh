@@ -56,7 +56,7 @@ echo "before: $base"
 args=(-d "$dev" -g "$gid" -t "$secs" -p "$procs" -k "$kills" -H "$hang" -m "$floor")
 [ -z "${FUZZ_SEED:-}" ] || args+=(-s "$FUZZ_SEED")
 echo "scire_fuzz_uverbs ${args[*]}"
-timeout -k 10 "$((secs + 2 * hang + 60))" "$prog" "${args[@]}" ||
+timeout -k 10 "$((3 * secs + 2 * hang + 60))" "$prog" "${args[@]}" ||
 	fail "scire_fuzz_uverbs failed (exit status $?; replay: FUZZ_SEED=<the seed it printed>)"
 
 # Every worker has exited: what they held must be gone.

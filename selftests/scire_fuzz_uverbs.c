@@ -42,7 +42,8 @@
  *
  * Pass (exit 0): every worker ended normally or by a SIGKILL its parent
  * sent (any other signal, an exit status other than 0, or a hang fails the
- * run), and at least MIN_IOCTLS ioctls were made (-m, default 0). What the
+ * run), and at least MIN_IOCTLS ioctls were made (-m, default 0; the run
+ * goes on past SECONDS, up to three times that, until they are). What the
  * kernel log shows and what is left on the device after the run is the
  * caller's to check (96-fuzz-uverbs.sh).
  *
@@ -101,6 +102,18 @@ static struct shared *sh;
 static struct slot *me;		/* NULL in the parent */
 
 /* --- counting every uverbs system call --------------------------------------- */
+
+static int nprocs = 4;
+
+/* Uverbs ioctls made by all workers so far (the parent reads their slots). */
+static uint64_t ioctls_so_far(void)
+{
+	uint64_t n = 0;
+
+	for (int s = 0; s < nprocs; s++)
+		n += __atomic_load_n(&sh->slot[s].ioctls, __ATOMIC_RELAXED);
+	return n;
+}
 
 /* The uverbs command fds of this worker, for write(). */
 static int cmd_fds[2] = { -1, -1 };
@@ -1850,7 +1863,6 @@ static int worker(const char *dev, long life)
 
 static const char *dev;
 static uint32_t seed;
-static int nprocs = 4;
 static uint32_t worker_seed;	/* -w: one worker, this seed */
 
 static uint32_t incarnation_seed(int s, uint32_t inc)
@@ -1987,7 +1999,13 @@ int main(int argc, char **argv)
 		spawned++;
 		beat_at[s] = start;
 	}
-	while ((now = t_now()) < end) {
+	/*
+	 * The run lasts BUDGET seconds, longer (up to three times that) while
+	 * MIN_IOCTLS have not been made: a slow or busy machine gets the
+	 * same amount of work done, not the same wall time.
+	 */
+	while ((now = t_now()) < end ||
+	       (now < start + 3 * budget && ioctls_so_far() < min_ioctls)) {
 		usleep(20000);
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (s = 0; s < nprocs && sh->slot[s].pid != pid; s++)
