@@ -40,9 +40,11 @@ deps-ok:
 kernel: deps-ok
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
 
-# The kernel-verbs selftest module, selftests/kmod/scire_ktest.ko.
-ktest: deps-ok
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
+# The selftest modules in selftests/kmod/; the SCIF ones link against
+# scire_scif.ko's exports, so they need the module build's Module.symvers.
+ktest: kernel
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
+		KBUILD_EXTRA_SYMBOLS=$(CURDIR)/Module.symvers modules
 
 # scire.ko (with its KUnit suites) and scire_ktest.ko for the debug kernel
 # of scripts/debug-kernel, in $(BUILD)/kdebug/: a tree of symlinks to the
@@ -62,7 +64,8 @@ kernel-debug:
 	done; \
 	find $(KDEBUG_OUT) -xtype l -delete; \
 	$(MAKE) -C $$d/src M=$(KDEBUG_OUT) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules && \
-	$(MAKE) -C $$d/src M=$(KDEBUG_OUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $$d/src M=$(KDEBUG_OUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
+		KBUILD_EXTRA_SYMBOLS=$(KDEBUG_OUT)/Module.symvers modules
 
 user: deps-ok
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true
@@ -122,10 +125,12 @@ MODDIR	:= /lib/modules/$(KABI)/updates
 
 install: all
 	install -D -m 644 kernel/scire.ko $(DESTDIR)$(MODDIR)/scire.ko
+	install -D -m 644 kernel/scif/scire_scif.ko $(DESTDIR)$(MODDIR)/scire_scif.ko
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KABI); \
 	else echo "scire: run 'depmod -a $(KABI)' on the target"; fi
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod clean
 	rm -rf $(BUILD)

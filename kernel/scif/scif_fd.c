@@ -317,10 +317,13 @@ static long scif_fd_reg(struct scif_endpt *ep, struct scifioctl_reg __user *uarg
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	/* User space names its own memory only. */
+	/*
+	 * User space names its own memory only; without SCIF_MAP_KERNEL,
+	 * scif_register() takes @addr as an address of current's mm.
+	 */
 	if (req.flags & SCIF_MAP_KERNEL)
 		return -EINVAL;
-	off = scif_register(ep, u64_to_user_ptr(req.addr), req.len, req.offset,
+	off = scif_register(ep, (void *)(uintptr_t)req.addr, req.len, req.offset,
 			    req.prot, req.flags);
 	if (off < 0)
 		return off;
