@@ -237,7 +237,9 @@ EXPORT_SYMBOL_GPL(scif_pin_pages);
  * scif_unpin_pages.)
  *
  * Context: process.
- * Return: 0; -EINVAL for a NULL or already unpinned handle.
+ * Return: 0; -EINVAL for a NULL handle, or one already unpinned whose
+ * windows still hold it (once its last window is gone too, the handle is
+ * freed and must not be passed again).
  */
 int scif_unpin_pages(scif_pinned_pages_t pinned_pages)
 {
@@ -1611,6 +1613,14 @@ int scif_rma_vcopy(struct scif_endpt *ep, u64 addr, size_t len, off_t roffset,
 		return -ENXIO;
 	if (!len)
 		return 0;
+	/* Refuse a bad peer range before pinning anything. */
+	mutex_lock(&rma->lock);
+	if (!scif_win_find(&rma->peer, roffset, len,
+			   to_remote ? SCIF_PROT_WRITE : SCIF_PROT_READ, &ret)) {
+		mutex_unlock(&rma->lock);
+		return ret;
+	}
+	mutex_unlock(&rma->lock);
 	down_read(&ep->res_sem);
 	if (ep->qp_dead || !ep->qp) {
 		up_read(&ep->res_sem);

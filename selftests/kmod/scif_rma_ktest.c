@@ -9,8 +9,8 @@
  *   - register with SCIF_MAP_KERNEL on vmalloc and kmalloc memory: FIXED
  *     offsets, automatic offsets (a fresh endpoint's first window gets the
  *     same offset on both ends, just below 2^63), overlap refused
- *     (EADDRINUSE), bad alignment and flags refused (EINVAL), not
- *     connected (ENOTCONN);
+ *     (EADDRINUSE), bad alignment and flags refused (EINVAL), memory
+ *     that is not kernel memory (EFAULT), not connected (ENOTCONN);
  *   - writeto / readfrom, SYNC and not (then fence_mark + fence_wait),
  *     over unaligned multi-page ranges, across two contiguous windows and
  *     through 4 MiB windows (several MRs on devices with short fast-reg
@@ -246,6 +246,9 @@ static void run_rma(scif_epd_t a, scif_epd_t b, scif_epd_t lone)
 	off = scif_register(a, aro, PAGE_SIZE, -PAGE_SIZE, SCIF_PROT_READ,
 			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
 	CHECK(off == -EINVAL, "negative FIXED offset: %ld", off);
+	off = scif_register(a, (void *)0x1000, PAGE_SIZE, A_RO, SCIF_PROT_READ,
+			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
+	CHECK(off == -EFAULT, "register of no kernel memory: %ld", off);
 	off = scif_register(a, aro, 4 * PAGE_SIZE, A_RO, SCIF_PROT_READ,
 			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
 	CHECK(off == A_RO, "register read-only: %ld", off);
@@ -334,6 +337,8 @@ static void run_rma(scif_epd_t a, scif_epd_t b, scif_epd_t lone)
 	CHECK(untouched(vbuf, 4097, 0, "vreadfrom") &&
 	      untouched(vbuf + 4097 + 5 * PAGE_SIZE - 3000, 3000 - 4097 + PAGE_SIZE, 0,
 			"vreadfrom"), "vreadfrom wrote outside");
+	ret = scif_vwriteto(a, (void *)0x1000, 16, B_OFF, SCIF_RMA_SYNC);
+	CHECK(ret == -EFAULT, "vwriteto from an address that is no kernel memory: %d", ret);
 	ret = scif_vwriteto(a, vbuf, 16, B_RO, SCIF_RMA_SYNC);
 	CHECK(ret == -EACCES, "vwriteto into read-only: %d", ret);
 	ret = scif_vreadfrom(a, vbuf, 16, B_OFF + WIN, SCIF_RMA_SYNC);
