@@ -7,11 +7,12 @@
 # windows, fence mark/wait/signal of both sides, pinned pages, refusals
 # (ENXIO, EACCES, EINVAL, EADDRINUSE, EOPNOTSUPP), unregister during an RMA,
 # and close with windows registered (selftests/kmod/scif_rma_ktest.c, whose
-# module init runs the checks and fails if any does). Two rounds on this
-# VM's one node, two endpoints connected to each other: over scire0, and
-# over rdma_rxe instead (the bridge is a ULP and must run on any RDMA
-# device; rxe's short fast-registration page lists split the big windows
-# into several MRs).
+# module init runs the checks and fails if any does). Three rounds on this
+# VM's one node, two endpoints connected to each other: over scire0, over
+# scire0 with one page per MR (module parameter mr_pages), and over
+# rdma_rxe instead (the bridge is a ULP and must run on any RDMA device;
+# rxe's short fast-registration page lists split the big windows into
+# several MRs).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -38,6 +39,15 @@ round() {
 }
 
 round "loopback, scire0"
+
+# Every window page its own MR: RMAs become one WR per peer page with
+# several local SGEs, and a 4 MiB window takes five SCIF_MSG_REGISTER
+# messages to announce.
+param=/sys/module/scire_scif/parameters/mr_pages
+[ -w "$param" ] || fail "$param missing"
+echo 1 >"$param" || fail "cannot set mr_pages"
+round "loopback, scire0, one page per MR"
+echo 0 >"$param"
 
 # rdma_rxe opens UDP port 4791 in init_net when it loads: scire0 goes first.
 if ! modinfo rdma_rxe >/dev/null 2>&1; then

@@ -36,6 +36,11 @@
 #define SCIF_PROT_ALL		(SCIF_PROT_READ | SCIF_PROT_WRITE)
 #define SCIF_PINNED_MAGIC	0x5c1f00005c1f0001ULL
 
+static unsigned int scif_mr_pages;
+module_param_named(mr_pages, scif_mr_pages, uint, 0644);
+MODULE_PARM_DESC(mr_pages,
+		 "most pages of one MR of a window (default 0: as many as the device allows); small values split windows into many MRs and RMAs into many WRs");
+
 /**
  * struct scif_pinned_pages - pages pinned by scif_pin_pages()
  * @magic: SCIF_PINNED_MAGIC while valid
@@ -495,6 +500,8 @@ static int scif_win_map_mrs(struct scif_endpt *ep, struct scif_window *win)
 	if (per < 2 || !(dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		return -EOPNOTSUPP;
 	per--;
+	if (READ_ONCE(scif_mr_pages))
+		per = min(per, READ_ONCE(scif_mr_pages));
 	if (win->prot & SCIF_PROT_WRITE)
 		access |= IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	if (win->prot & SCIF_PROT_READ)
