@@ -497,11 +497,14 @@ static const struct mtmpl methods[] = {
 	{ "QUERY_CONTEXT", UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT, 0, {
 		{ UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, A_OUT, 0, 4 },
 		{ UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, A_OUT, 0, 8 } } },
-	{ "GET_CONTEXT", UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT, 0, {
-		{ UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, A_OUT, 0, 4 },
-		{ UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, A_OUT, 0, 8 },
-		UHW,
-		{ UVERBS_ATTR_UHW_OUT, A_UHW_OUT, 0, sizeof(struct scire_alloc_ucontext_resp) } } },
+	/*
+	 * Not UVERBS_METHOD_GET_CONTEXT: on a file that has a context it
+	 * fails in the core before scire sees it, and 6.1's failure path
+	 * (uverbs_std_types_device.c) frees the new ucontext without
+	 * rdma_restrack_put(), leaking a reference to the calling task
+	 * (kmemleak: its task_struct, cred and signal_struct). The write()
+	 * path puts it; libibverbs opens every context the workers use.
+	 */
 	{ "INFO_HANDLES", UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INFO_HANDLES, 0, {
 		{ UVERBS_ATTR_INFO_OBJECT_ID, A_CONST, UVERBS_OBJECT_QP, 2 },
 		{ UVERBS_ATTR_INFO_TOTAL_HANDLES, A_OUT, 0, 4 },
