@@ -1764,6 +1764,8 @@ void scif_rma_ep_init(struct scif_endpt *ep)
 {
 	struct scif_rma_info *rma = &ep->rma;
 
+	/* Offsets are 63 bits; the interval tree keys are unsigned long. */
+	BUILD_BUG_ON(sizeof(unsigned long) < sizeof(u64));
 	mutex_init(&rma->lock);
 	spin_lock_init(&rma->slock);
 	rma->self = RB_ROOT_CACHED;
