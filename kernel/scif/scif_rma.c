@@ -1086,6 +1086,7 @@ struct scif_rma_req {
  * @rwin: peer window at the cursor
  * @roff: cursor, offset in @rwin
  * @max_sge: SGEs per WR
+ * @max_wr: bytes per WR
  * @nwr: WRs built, not yet posted
  * @buf: see struct scif_rma_req
  * @buf_dma: see struct scif_rma_req
@@ -1100,6 +1101,7 @@ struct scif_rma_ctx {
 	struct scif_window *rwin;
 	u64 roff;
 	int max_sge;
+	u32 max_wr;
 	int nwr;
 	u64 *buf;
 	u64 buf_dma;
@@ -1209,7 +1211,7 @@ static int scif_rma_flush(struct scif_rma_ctx *ctx)
 /*
  * Build WRs for the next @len bytes at the cursors: one WR never crosses
  * an MR of the peer's window, gathers at most max_sge runs of local
- * windows, and carries at most SCIF_RMA_WR_MAX bytes. @send_flags goes on
+ * windows, and carries at most max_wr bytes. @send_flags goes on
  * each WR built (IB_SEND_FENCE). Caller holds rma.lock and res_sem.
  */
 static int scif_rma_emit(struct scif_rma_ctx *ctx, u64 len, int send_flags)
@@ -1232,7 +1234,7 @@ static int scif_rma_emit(struct scif_rma_ctx *ctx, u64 len, int send_flags)
 		}
 		ctx->rwin->last_seq = seq;
 		re = &ctx->rwin->ext[scif_ext_at(ctx->rwin, ctx->roff)];
-		rleft = min3(re->start + re->len - ctx->roff, len, (u64)SCIF_RMA_WR_MAX);
+		rleft = min3(re->start + re->len - ctx->roff, len, (u64)ctx->max_wr);
 		memset(wr, 0, sizeof(*wr));
 		wr->remote_addr = re->addr + (ctx->roff - re->start);
 		wr->rkey = re->rkey;
@@ -1290,6 +1292,14 @@ static struct scif_rma_ctx *scif_rma_ctx_alloc(struct scif_endpt *ep,
 		return NULL;
 	if (opcode == IB_WR_RDMA_READ)
 		max = min_t(int, max, dev->attrs.max_sge_rd);
+	if (!ep->rma.max_wr) {
+		struct ib_port_attr attr;
+
+		ep->rma.max_wr = SCIF_RMA_WR_MAX;
+		if (!ib_query_port(dev, ep->cm_id->port_num, &attr) && attr.max_msg_sz)
+			ep->rma.max_wr = min_t(u32, SCIF_RMA_WR_MAX, attr.max_msg_sz);
+	}
+	ctx->max_wr = ep->rma.max_wr;
 	ctx->ep = ep;
 	ctx->opcode = opcode;
 	ctx->max_sge = max(max, 1);

@@ -59,6 +59,8 @@ struct scif_pinned_pages;
  * @reap_work: frees what @reap_list holds once it is idle
  * @err_cqe: completion of unsignaled RMA WRs, which only ever complete in
  *	error
+ * @max_wr: bytes of one RDMA WR at most: the port's max_msg_sz, and no
+ *	more than 1 MiB (0 until the first RMA asks the port)
  */
 struct scif_rma_info {
 	struct mutex lock;	/* see above */
@@ -74,6 +76,7 @@ struct scif_rma_info {
 	int nreap;
 	struct work_struct reap_work;
 	struct ib_cqe err_cqe;
+	u32 max_wr;
 };
 
 /* --- internal to scif_rma.c and scif_fence.c ----------------------------------- */
