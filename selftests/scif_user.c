@@ -81,10 +81,16 @@ static unsigned char pat(size_t i, unsigned int seed)
 	return (unsigned char)((i * 131 + seed * 7 + (i >> 12)) ^ seed);
 }
 
-static void fill(unsigned char *p, size_t len, unsigned int seed)
+/* p[i] = the pattern at window offset base + i */
+static void fill_at(unsigned char *p, size_t len, size_t base, unsigned int seed)
 {
 	for (size_t i = 0; i < len; i++)
-		p[i] = pat(i, seed);
+		p[i] = pat(base + i, seed);
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	fill_at(p, len, 0, seed);
 }
 
 static size_t mismatch(const unsigned char *p, size_t len, size_t base,
@@ -325,7 +331,7 @@ static int client(unsigned short node, unsigned short port)
 	ret = scif_vreadfrom(epd, vbuf + 1, 3 * 4096 + 50, soff + 4096 + 9, SCIF_RMA_SYNC);
 	check(!ret && !mismatch(vbuf + 1, 3 * 4096 + 50, 4096 + 9, 3),
 	      "vreadfrom into an unaligned buffer");
-	fill(vbuf, 3 * 4096 + 100, 4);
+	fill_at(vbuf, 3 * 4096 + 100, 8 * 4096, 4);
 	ret = scif_vwriteto(epd, vbuf, 3 * 4096 + 100, soff + 8 * 4096, SCIF_RMA_SYNC);
 	check(!ret, "vwriteto from malloc'd memory");
 	check(ask(epd, REQ_CHECK, 4, soff + 8 * 4096, 3 * 4096 + 100, 0),

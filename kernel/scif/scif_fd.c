@@ -214,7 +214,11 @@ static long scif_fd_acceptreg(struct scif_file *sf, u64 __user *uarg)
 		return -EINVAL;
 	}
 	xa_erase(&scif_tokens, acc->token);
-	mutex_lock(&acc->owner->lock);
+	/*
+	 * The listening file's lock inside this file's: two files, and
+	 * scif_tokens_lock keeps any other pair from nesting meanwhile.
+	 */
+	mutex_lock_nested(&acc->owner->lock, SINGLE_DEPTH_NESTING);
 	list_del(&acc->entry);
 	mutex_unlock(&acc->owner->lock);
 	old = sf->ep;
