@@ -173,7 +173,12 @@ static void scif_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct scif_buf *buf = container_of(wc->wr_cqe, struct scif_buf, cqe);
 	struct scif_endpt *ep = buf->ep;
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+	/*
+	 * A flushed SEND means the QP is in the error state (an RMA of
+	 * either side broke it, or teardown began): the connection is gone
+	 * either way, and waiters for a reply must hear it now.
+	 */
+	if (wc->status != IB_WC_SUCCESS) {
 		pr_debug("scire_scif: send failed on port %u: %s\n", ep->port.port,
 			 ib_wc_status_msg(wc->status));
 		scif_conn_lost(ep);
@@ -443,9 +448,8 @@ static void scif_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			scif_conn_lost(ep);
-		wake_up_all(&ep->wq);
+		/* Flushed or failed: the QP is in the error state (as above). */
+		scif_conn_lost(ep);
 		return;
 	}
 	ret = scif_rx_msg(ep, buf, wc->byte_len);
