@@ -53,7 +53,8 @@ struct scif_file {
 /**
  * struct scif_accepted - an accepted endpoint waiting for SCIF_ACCEPTREG
  * @ep: the endpoint (its owner reference)
- * @mm: the accepting task's address space (not a reference: compared only)
+ * @mm: the accepting task's mm (mmgrab()ed, so no other mm gets its address
+ *	while the token is compared with it)
  * @token: its index in scif_tokens
  * @owner: the listening file's state
  * @entry: on @owner->accepted
@@ -70,6 +71,13 @@ struct scif_accepted {
 static DEFINE_XARRAY_ALLOC1(scif_tokens);
 /* Serializes claiming a token against its owner's release. */
 static DEFINE_MUTEX(scif_tokens_lock);
+
+static void scif_accepted_free(struct scif_accepted *acc)
+{
+	if (acc->mm)
+		mmdrop(acc->mm);
+	kfree(acc);
+}
 
 static struct scif_endpt *scif_file_ep(struct scif_file *sf)
 {
@@ -117,7 +125,7 @@ static int scif_fd_release(struct inode *inode, struct file *file)
 
 	list_for_each_entry_safe(acc, next, &unclaimed, entry) {
 		scif_close(acc->ep);
-		kfree(acc);
+		scif_accepted_free(acc);
 	}
 	scif_close(sf->ep);
 	kfree(sf);
@@ -155,6 +163,7 @@ static long scif_fd_acceptreq(struct scif_file *sf, struct scif_endpt *ep,
 	}
 	acc->ep = nep;
 	acc->mm = current->mm;
+	mmgrab(acc->mm);
 	acc->owner = sf;
 	mutex_lock(&scif_tokens_lock);
 	ret = xa_alloc(&scif_tokens, &acc->token, acc, xa_limit_31b, GFP_KERNEL);
@@ -185,7 +194,7 @@ static long scif_fd_acceptreq(struct scif_file *sf, struct scif_endpt *ep,
 
 err_close:
 	scif_close(nep);
-	kfree(acc);
+	scif_accepted_free(acc);
 	return ret;
 }
 
@@ -226,7 +235,7 @@ static long scif_fd_acceptreg(struct scif_file *sf, u64 __user *uarg)
 	mutex_unlock(&sf->lock);
 	mutex_unlock(&scif_tokens_lock);
 
-	kfree(acc);
+	scif_accepted_free(acc);
 	scif_close(old);
 	return 0;
 }
