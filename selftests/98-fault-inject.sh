@@ -1,260 +1,139 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Allocation failures everywhere scire's users can reach: with failslab,
-# fail_page_alloc and fail_function (scire's own setup steps, those marked
-# ALLOW_ERROR_INJECTION in kernel/), each task-filtered to the test's
-# programs (/proc/PID/make-it-fail), every kind of object is created and
-# destroyed, MRs registered, QPs set up and traffic moved, in one process
-# (scire_objects, scire_integrity), between two (ibv_rc_pingpong,
-# ibv_srq_pingpong, ibv_ud_pingpong) and through rdma_cm (rping).
+# Systematic fault injection: scire_fault_nth fails, one at a time, every
+# fault-injection point the kernel passes while serving one verbs
+# operation (/proc/thread-self/fail-nth: N = 1, 2, 3, ... until the
+# operation no longer reaches the N-th point), for each kind of operation:
+# alloc PD, create CQ, resize CQ, create RC and UD QPs, SRQ, register an MR,
+# alloc an MW, create an AH, RESET->INIT->RTR->RTS, post a receive, a SEND
+# and an RDMA WRITE and poll their completions, an rdma_cm connection
+# (address and route resolution, QP, connect, established) and `rdma link
+# add` of a second scire device (RDMA_NLDEV_CMD_NEWLINK). The points are
+# failslab's and fail_page_alloc's, with their ignore-gfp-wait filters off
+# and fail_page_alloc's min-order 0, so that sleeping and order-0
+# allocations count too; user pages (highmem flag) still do not.
 #
-# Passes if, for every injector: failures were injected (the injector's
-# `times` budget went down); every program exited by itself, with 0 or an
-# error status (a signal or a hang fails); once the programs are
-# gone scire0's `rdma resource show` counts are back to where they were;
-# and afterwards, with injection off, ibv_rc_pingpong -c moves data on
-# scire0. The kernel log must stay clean (the runner checks it) and the
-# VM's final kmemleak scan must find nothing (scripts/vm-guest-init).
-# Needs a kernel with fault injection: the debug kernel
-# (scripts/vm --kernel debug); skipped elsewhere.
+# Passes if every operation either succeeds or fails with an errno (a work
+# request: completes, with success or an error status), the operation
+# works again without injection after each series, scire0's `rdma resource
+# show` counts are where they were before each kind and after the program
+# exits, the kernel log stays clean (selftests/run checks it) and the VM's
+# kmemleak scans find nothing (scripts/vm-guest-init).
 #
-# Environment: FAULT_PROBABILITY (percent, default "2 20": each injector
-# runs once per value), FAULT_INJECTORS (default: all three).
+# fail_function is not used: on the debug kernel (no CONFIG_FTRACE) its
+# kprobes are int3 breakpoints, whose handler runs as an NMI, where
+# should_fail() neither honours fail-nth nor the task filter (in_task() is
+# false) and its probability draws a random number (lockdep:
+# inconsistent lock state on base_crng.lock). On a kernel with
+# CONFIG_KPROBES_ON_FTRACE, the probes run in task context, count as
+# fail-nth points, and scire's ALLOW_ERROR_INJECTION steps are added here.
+#
+# The debug boot of make check takes each kind for at most
+# FAULT_KIND_SECONDS (default 12 s on the debug kernel; 0, no limit, with
+# SCIRE_DEBUG_FULL=1 or elsewhere) and leaves out link (FAULT_KINDS picks
+# kinds: a comma list). Needs a kernel with fault injection: the debug
+# kernel (scripts/vm --kernel debug); skipped elsewhere.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 dbg=/sys/kernel/debug
-for f in failslab fail_page_alloc fail_function; do
+[ -e /proc/self/fail-nth ] || skip "this kernel has no fail-nth (run with scripts/vm --kernel debug)"
+for f in failslab fail_page_alloc; do
 	[ -d "$dbg/$f" ] || skip "this kernel has no $f (run with scripts/vm --kernel debug)"
 done
 
 dev=$SCIRE_DEV
 gid=$(need_dev_gid "$dev") || exit 1
-integrity=$(need_prog scire_integrity) || exit 1
-objects=$(need_prog scire_objects) || exit 1
-probabilities=${FAULT_PROBABILITY:-2 20}
-# Not yet part of make check's debug boot (only of make check-debug),
-# for two reasons found with it, both outside scire:
-# - failslab and fail_page_alloc also fail the 9p client under the
-#   programs (the VM's root filesystem is the host's over 9p, paged in
-#   lazily), and a failed 9p request leaves files unreadable for every
-#   process after it ("libc.so.6: cannot open shared object file: Invalid
-#   argument"): the programs must run from a copy in tmpfs;
-# - 6.1's should_fail() draws its random number under the kprobe of
-#   fail_function, which lockdep reports as an inconsistent lock state on
-#   base_crng.lock (IN-NMI): fail_function needs fail-nth instead of a
-#   probability.
-injectors=${FAULT_INJECTORS:-failslab fail_page_alloc fail_function}
-budget=100000
+prog=$(need_prog scire_fault_nth) || exit 1
+addr=$(ip -4 -br addr show "$(dev_netdev "$dev")" | awk '{ print $3 }' | cut -d/ -f1)
+[ -n "$addr" ] || fail "$dev's netdev has no IPv4 address"
+
+quick=0
+[ "${SCIRE_KERNEL:-stock}" != debug ] || [ "${SCIRE_DEBUG_FULL:-0}" = 1 ] || quick=1
+if [ "$quick" = 1 ]; then
+	kinds=${FAULT_KINDS:-pd,cq,resize,qp,ud,srq,mr,mw,ah,modify,post,cm}
+	secs=${FAULT_KIND_SECONDS:-12}
+else
+	kinds=${FAULT_KINDS:-pd,cq,resize,qp,ud,srq,mr,mw,ah,modify,post,cm,link}
+	secs=${FAULT_KIND_SECONDS:-0}
+fi
 
 # scire's functions that fail_function may make fail (ALLOW_ERROR_INJECTION).
 functions="scire_mmap_alloc scire_wq_alloc scire_qp_respond scire_cq_respond
 scire_srq_respond scire_mr_fill_pages scire_key_reserve"
+kprobes_in_task=0
+zcat /proc/config.gz 2>/dev/null | grep -qx CONFIG_KPROBES_ON_FTRACE=y && kprobes_in_task=1
 
-tmp=$(mktemp -d)
+# What the filters were, to put them back.
+saved=""
+for f in failslab/ignore-gfp-wait fail_page_alloc/ignore-gfp-wait \
+	fail_page_alloc/ignore-gfp-highmem fail_page_alloc/min-order \
+	failslab/verbose fail_page_alloc/verbose; do
+	saved+="$f=$(cat "$dbg/$f") "
+done
 
-injector_off()
+veth=0
+cleanup()
 {
-	echo 0 >"$dbg/failslab/probability"
-	echo 0 >"$dbg/fail_page_alloc/probability"
+	local s
+
+	for s in $saved; do
+		echo "${s#*=}" >"$dbg/${s%%=*}"
+	done
+	if [ "$kprobes_in_task" = 1 ]; then
+		echo >"$dbg/fail_function/inject"
+	fi
+	[ "$veth" = 0 ] || ip link del vfi0 2>/dev/null
+}
+trap cleanup EXIT
+
+# Nothing fails by probability (it stays 0): only the N-th point of the
+# thread that asked, whatever its gfp flags and order. User pages keep
+# ignore-gfp-highmem: a failed page fault would be retried, not returned.
+for f in failslab fail_page_alloc; do
+	[ "$(cat "$dbg/$f/probability")" = 0 ] || fail "$f/probability is $(cat "$dbg/$f/probability"), expected 0"
+	echo N >"$dbg/$f/ignore-gfp-wait"
+	echo 0 >"$dbg/$f/verbose"
+done
+echo 0 >"$dbg/fail_page_alloc/min-order"
+echo Y >"$dbg/fail_page_alloc/ignore-gfp-highmem"
+if [ "$kprobes_in_task" = 1 ]; then
 	echo 0 >"$dbg/fail_function/probability"
+	echo 0 >"$dbg/fail_function/verbose"
 	echo >"$dbg/fail_function/inject"
-}
-trap 'injector_off; rm -rf "$tmp"' EXIT
-
-# injector_on NAME PERCENT: arm one injector, task-filtered, failing
-# sleeping allocations too, silently, at most $budget times.
-injector_on()
-{
-	local d=$dbg/$1 f
-
-	echo Y >"$d/task-filter"
-	echo 1 >"$d/interval"
-	echo 0 >"$d/space"
-	echo 0 >"$d/verbose"
-	echo "$budget" >"$d/times"
-	case $1 in
-	failslab) echo N >"$d/ignore-gfp-wait" ;;
-	fail_page_alloc)
-		echo N >"$d/ignore-gfp-wait"
-		echo N >"$d/ignore-gfp-highmem"
-		echo 0 >"$d/min-order"
-		;;
-	fail_function)
-		echo >"$d/inject"
-		for f in $functions; do
-			echo "$f" >"$d/inject" || fail "fail_function refuses $f (not ALLOW_ERROR_INJECTION?)"
-			printf '%#x\n' -12 >"$d/$f/retval"
-		done
-		;;
-	esac
-	echo "$2" >"$d/probability"
-}
-
-# The programs are started normally and marked as failing tasks
-# (/proc/PID/task/*/make-it-fail) once they run: failslab and
-# fail_page_alloc would otherwise fail their exec and dynamic loading
-# rather than what they ask of scire. fail_function only hits scire's own
-# functions, so its programs are marked at once.
-arm_delay=0
-
-# spawn NAME CMD...: start CMD in the background, output in $tmp/NAME;
-# its PID goes to $tmp/NAME.pid.
-spawn()
-{
-	local name=$1
-
-	shift
-	"$@" >"$tmp/$name" 2>&1 &
-	echo $! >"$tmp/$name.pid"
-}
-
-# arm NAME...: after $arm_delay seconds, mark the spawned programs.
-arm()
-{
-	local name t
-
-	sleep "$arm_delay"
-	for name in "$@"; do
-		for t in /proc/"$(cat "$tmp/$name.pid")"/task/*; do
-			echo 1 >"$t/make-it-fail" 2>/dev/null
-		done
+	for f in $functions; do
+		echo "$f" >"$dbg/fail_function/inject" || fail "fail_function refuses $f (not ALLOW_ERROR_INJECTION?)"
+		printf '%#x\n' -12 >"$dbg/fail_function/$f/retval"
 	done
-}
+	echo "fail_function: scire's ALLOW_ERROR_INJECTION steps count as fail-nth points"
+else
+	echo "fail_function: not used (no CONFIG_KPROBES_ON_FTRACE: its probes would run as NMIs)"
+fi
 
-failed_runs=0
-# reap NAME SECS: wait for a spawned program at most SECS seconds (then
-# kill it); 0 or an error status is a clean outcome, a signal or a hang
-# is not. Sets $reaped to the status (or "hung").
-reap()
-{
-	local pid end
+args=()
+case ",$kinds," in
+*,link,*)
+	ip link add vfi0 type veth peer name vfi1 || fail "cannot add veth vfi0"
+	veth=1
+	ip link set vfi0 up && ip link set vfi1 up || fail "cannot set vfi0 up"
+	args+=(-l vfi0)
+	;;
+esac
 
-	pid=$(cat "$tmp/$1.pid")
-	end=$((SECONDS + $2))
-	while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
-		sleep 0.2
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -9 "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		reaped=hung
-		return 1
-	fi
-	wait "$pid"
-	reaped=$?
-	[ "$reaped" -lt 128 ]
-}
-
-# run NAME SECS CMD...: one program under injection.
-run_one()
-{
-	local name=$1 secs=$2
-
-	shift 2
-	spawn "$name" "$@"
-	arm "$name"
-	if reap "$name" "$secs"; then
-		echo "  $name: exit status $reaped"
-	else
-		echo "  $name: FAILED: $reaped (a hang or a signal); its last output:"
-		tail -n 15 "$tmp/$name" | sed 's/^/    | /'
-		failed_runs=$((failed_runs + 1))
-	fi
-}
-
-# run_pair NAME PORT CMD...: a TCP-rendezvous pingpong, both sides under
-# injection; the client gets 127.0.0.1 as its last argument.
-run_pair()
-{
-	local name=$1 port=$2 sst cst ok=1
-
-	shift 2
-	spawn server "$@"
-	# The server may fail before it listens: then the client fails too.
-	wait_for 20 tcp_listening "$port" || true
-	spawn client "$@" 127.0.0.1
-	arm server client
-	reap client 120 || ok=0
-	cst=$reaped
-	reap server 30 || ok=0
-	sst=$reaped
-	if [ "$ok" = 1 ]; then
-		echo "  $name: server $sst, client $cst"
-	else
-		echo "  $name: FAILED: server $sst, client $cst (a hang or a signal)"
-		tail -n 8 "$tmp/server" | sed 's/^/    server | /'
-		tail -n 8 "$tmp/client" | sed 's/^/    client | /'
-		failed_runs=$((failed_runs + 1))
-	fi
-}
-
-# rping: rdma_cm over scire0's address, both sides under injection.
-run_rping()
-{
-	local sst cst ok=1
-
-	spawn server rping -s -a 192.168.77.2 -p 18999 -C 50 -v
-	sleep 1
-	spawn client rping -c -a 192.168.77.2 -p 18999 -C 50 -v -V
-	arm server client
-	reap client 120 || ok=0
-	cst=$reaped
-	# A server whose client failed early waits for another: end it.
-	sleep 1
-	kill "$(cat "$tmp/server.pid")" 2>/dev/null
-	reap server 10
-	sst=$reaped
-	[ "$sst" = 143 ] || [ "$sst" -lt 128 ] 2>/dev/null || ok=0
-	if [ "$ok" = 1 ]; then
-		echo "  rping: server $sst, client $cst"
-	else
-		echo "  rping: FAILED: server $sst, client $cst"
-		tail -n 8 "$tmp/client" | sed 's/^/    client | /'
-		failed_runs=$((failed_runs + 1))
-	fi
-}
+base=$(rdma_res_counts "$dev")
+echo "$dev resources before: $base; kinds $kinds, at most ${secs}s each (0: no limit)"
+start=$SECONDS
+"$prog" -d "$dev" -g "$gid" -a "$addr" -k "$kinds" -t "$secs" "${args[@]}"
+rc=$?
+echo "scire_fault_nth: exit status $rc after $((SECONDS - start)) s"
+[ "$rc" = 0 ] || fail "scire_fault_nth failed (exit status $rc)"
 
 # shellcheck disable=SC2317 # called through wait_for
 res_back() { [ "$(rdma_res_counts "$dev")" = "$base" ]; }
-
-base=$(rdma_res_counts "$dev")
-echo "$dev resources before: $base"
-port=19100
-for inj in $injectors; do
-	for p in $probabilities; do
-		echo "$inj at $p%:"
-		injector_on "$inj" "$p"
-		arm_delay=2
-		[ "$inj" != fail_function ] || arm_delay=0
-		run_one scire_objects 300 "$objects" -d "$dev"
-		run_one scire_integrity 300 "$integrity" -d "$dev" -g "$gid" -n 400 -a mix
-		port=$((port + 1))
-		run_pair "ibv_rc_pingpong -c" "$port" ibv_rc_pingpong -d "$dev" -g "$gid" -s 65536 -n 200 -c -p "$port"
-		port=$((port + 1))
-		run_pair "ibv_srq_pingpong -c" "$port" ibv_srq_pingpong -d "$dev" -g "$gid" -s 4096 -n 200 -c -p "$port"
-		port=$((port + 1))
-		run_pair "ibv_ud_pingpong -c" "$port" ibv_ud_pingpong -d "$dev" -g "$gid" -s 1024 -n 200 -c -p "$port"
-		run_rping
-		left=$(cat "$dbg/$inj/times")
-		injector_off
-		echo "  $((budget - left)) failures injected"
-		[ "$left" -lt "$budget" ] || fail "$inj at $p%: no failure was injected"
-		# Objects go with their processes; the core may release some a
-		# little later.
-		if ! wait_for 20 res_back; then
-			fail "$inj at $p%: $dev resources not back to '$base': $(rdma_res_counts "$dev"); $(rdma resource show qp dev "$dev" 2>&1 | head -5)"
-		fi
-	done
-	# The device still works with injection off.
-	port=$((port + 1))
-	out=$(pair_run 120 "$port" ibv_rc_pingpong -d "$dev" -g "$gid" -s 65536 -n 20 -c -p "$port") ||
-		fail "after $inj: ibv_rc_pingpong -c on $dev fails: $out"
-	echo "after $inj: ibv_rc_pingpong -c works: $(grep -m1 'bytes in' <<<"$out")"
-done
-
-[ "$failed_runs" = 0 ] || fail "$failed_runs programs hung or died of a signal under injection"
+wait_for 20 res_back ||
+	fail "$dev resources not back to '$base': $(rdma_res_counts "$dev")"
+rdma_has scire_fi && fail "scire_fi (added under injection) is still there"
 exit 0
