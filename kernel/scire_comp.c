@@ -130,11 +130,15 @@ bool scire_comp_head_error(struct scire_qp *qp)
 	w = scire_req_wqe(req, qp->sq.consumer);
 	if (w->state != SCIRE_REQ_WQE_ERROR)
 		return false;
-	scire_comp_retire(qp, w->status, 0);
+	/*
+	 * The state first: a consumer that polls the error CQE and then
+	 * queries the QP must find it in ERR (or SQE) already.
+	 */
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		scire_qp_error(qp);
 	else
 		scire_qp_sq_error(qp);
+	scire_comp_retire(qp, w->status, 0);
 	return true;
 }
 
@@ -144,13 +148,14 @@ static void scire_comp_fail(struct scire_qp *qp, u8 status)
 	struct scire_req *req = &qp->req;
 	struct scire_req_wqe *w;
 
+	/* ERR before the CQE is visible, as in scire_comp_head_error(). */
+	scire_qp_error(qp);
 	if (qp->sq.consumer != req->started) {
 		w = scire_req_wqe(req, qp->sq.consumer);
 		if (w->state == SCIRE_REQ_WQE_ERROR)
 			status = w->status;
 		scire_comp_retire(qp, status, 0);
 	}
-	scire_qp_error(qp);
 }
 
 /*

@@ -576,12 +576,11 @@ static enum scire_req_next scire_req_begin(struct scire_qp *qp)
 		req->started++;
 		req->cur++;
 		status = scire_req_local(qp, wqe);
-		scire_comp_retire(qp, status, 0);
-		if (status) {
+		/* ERR before its CQE is visible (see scire_comp_head_error()). */
+		if (status)
 			scire_qp_error(qp);
-			return SCIRE_REQ_WAIT;
-		}
-		return SCIRE_REQ_AGAIN;
+		scire_comp_retire(qp, status, 0);
+		return status ? SCIRE_REQ_WAIT : SCIRE_REQ_AGAIN;
 	}
 
 	/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
