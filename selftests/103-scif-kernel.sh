@@ -23,24 +23,10 @@ nodes=/sys/kernel/config/scif/nodes
 addr=$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", $4); print $4; exit }')
 [ -n "$addr" ] || fail "eth0 has no IPv4 address"
 
-round() {
-	local what=$1 mark rc out log
-
-	mark=$(kmsg_mark)
-	out=$(timeout 600 insmod "$ko" 2>&1)
-	rc=$?
-	log=$(kmsg_since "$mark" | grep -a 'scif_conn_ktest: ')
-	printf '%s: insmod status %s%s\n%s\n' "$what" "$rc" "${out:+: $out}" "$log"
-	[ -d /sys/module/scif_conn_ktest ] && { rmmod scif_conn_ktest || fail "rmmod scif_conn_ktest failed"; }
-	[ "$rc" = 0 ] || fail "$what: a check failed"
-	grep -Eq 'scif_conn_ktest: PASS [1-9][0-9]* checks' <<<"$log" ||
-		fail "$what: no 'PASS <n> checks' line"
-}
-
-round "node 0 (unconfigured), scire0"
+ktest_round "$ko" "node 0 (unconfigured), scire0"
 
 mkdir "$nodes/7" && echo "$addr" >"$nodes/7/addr" || fail "cannot configure node 7"
-round "node 7 (configfs), scire0"
+ktest_round "$ko" "node 7 (configfs), scire0"
 rmdir "$nodes/7"
 
 # rdma_rxe opens UDP port 4791 in init_net when it loads: scire0 goes first.
@@ -51,7 +37,7 @@ fi
 rdma link delete scire0 || fail "rdma link delete scire0"
 modprobe rdma_rxe || fail "modprobe rdma_rxe"
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0"
-round "node 0, rdma_rxe"
+ktest_round "$ko" "node 0, rdma_rxe"
 rdma link delete rxe0 || fail "rdma link delete rxe0"
 rmmod rdma_rxe || fail "rmmod rdma_rxe"
 rdma link add scire0 type scire netdev eth0 || fail "rdma link add scire0 again"

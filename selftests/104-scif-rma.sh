@@ -24,21 +24,7 @@ ko=${SCIF_RMA_KTEST_KO:-${SCIRE_KO_DIR:-$root}/selftests/kmod/scif_rma_ktest.ko}
 [ -f "$ko" ] || skip "$ko not built (make ktest)"
 [ -d /sys/module/scire_scif ] || fail "scire_scif is not loaded"
 
-round() {
-	local what=$1 mark rc out log
-
-	mark=$(kmsg_mark)
-	out=$(timeout 600 insmod "$ko" 2>&1)
-	rc=$?
-	log=$(kmsg_since "$mark" | grep -a 'scif_rma_ktest: ')
-	printf '%s: insmod status %s%s\n%s\n' "$what" "$rc" "${out:+: $out}" "$log"
-	[ -d /sys/module/scif_rma_ktest ] && { rmmod scif_rma_ktest || fail "rmmod scif_rma_ktest failed"; }
-	[ "$rc" = 0 ] || fail "$what: a check failed"
-	grep -Eq 'scif_rma_ktest: PASS [1-9][0-9]* checks' <<<"$log" ||
-		fail "$what: no 'PASS <n> checks' line"
-}
-
-round "loopback, scire0"
+ktest_round "$ko" "loopback, scire0"
 
 # Every window page its own MR: RMAs become one WR per peer page with
 # several local SGEs, and a 4 MiB window takes five SCIF_MSG_REGISTER
@@ -46,7 +32,7 @@ round "loopback, scire0"
 param=/sys/module/scire_scif/parameters/mr_pages
 [ -w "$param" ] || fail "$param missing"
 echo 1 >"$param" || fail "cannot set mr_pages"
-round "loopback, scire0, one page per MR"
+ktest_round "$ko" "loopback, scire0, one page per MR"
 echo 0 >"$param"
 
 # rdma_rxe opens UDP port 4791 in init_net when it loads: scire0 goes first.
@@ -57,7 +43,7 @@ fi
 rdma link delete scire0 || fail "rdma link delete scire0"
 modprobe rdma_rxe || fail "modprobe rdma_rxe"
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0"
-round "loopback, rdma_rxe"
+ktest_round "$ko" "loopback, rdma_rxe"
 rdma link delete rxe0 || fail "rdma link delete rxe0"
 rmmod rdma_rxe || fail "rmmod rdma_rxe"
 rdma link add scire0 type scire netdev eth0 || fail "rdma link add scire0 again"

@@ -991,3 +991,25 @@ pair_duo()
 	pair_sync "duo$PAIR_DUO_N-done" || rc=1
 	return "$rc"
 }
+
+# ktest_round KO WHAT: load the self-checking test module KO (its init runs
+# the checks and fails if any does), show its log lines, unload it. Fails
+# the test unless the module loaded and logged "NAME: PASS <n> checks" with
+# n > 0 (NAME: KO's file name without .ko).
+ktest_round()
+{
+	local ko=$1 what=$2 name mark rc out log
+
+	name=$(basename "$ko" .ko)
+	mark=$(kmsg_mark)
+	out=$(timeout 600 insmod "$ko" 2>&1)
+	rc=$?
+	log=$(kmsg_since "$mark" | grep -a "$name: ")
+	printf '%s: insmod status %s%s\n%s\n' "$what" "$rc" "${out:+: $out}" "$log"
+	if [ -d "/sys/module/$name" ]; then
+		rmmod "$name" || fail "rmmod $name failed"
+	fi
+	[ "$rc" = 0 ] || fail "$what: a check failed"
+	grep -Eq "$name: PASS [1-9][0-9]* checks" <<<"$log" ||
+		fail "$what: no 'PASS <n> checks' line"
+}
