@@ -240,70 +240,41 @@ static long scif_fd_acceptreg(struct scif_file *sf, u64 __user *uarg)
 	return 0;
 }
 
-/* SCIF_SEND: user bytes through a kernel bounce buffer, chunk by chunk. */
-static long scif_fd_send(struct scif_endpt *ep, struct scifioctl_msg __user *uarg)
+/*
+ * SCIF_SEND and SCIF_RECV: the message moves through a kernel buffer of at
+ * most SCIF_FD_CHUNK bytes, chunk by chunk. A short chunk ends the call;
+ * bytes that moved count even if a later chunk fails. A received chunk is
+ * consumed from the stream before it is copied out: a bad user buffer loses
+ * it, as a read() into one would.
+ */
+static long scif_fd_msg(struct scif_endpt *ep, struct scifioctl_msg __user *uarg,
+			bool send)
 {
+	int block = send ? SCIF_SEND_BLOCK : SCIF_RECV_BLOCK;
 	struct scifioctl_msg req;
 	int done = 0, chunk, ret = 0;
+	void __user *ubuf;
 	void *buf;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.len < 0 || req.flags & ~SCIF_SEND_BLOCK)
+	if (req.len < 0 || req.flags & ~block)
 		return -EINVAL;
+	ubuf = u64_to_user_ptr(req.msg);
 	buf = kmalloc(min_t(int, req.len, SCIF_FD_CHUNK) ?: 1, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	while (done < req.len) {
 		chunk = min_t(int, req.len - done, SCIF_FD_CHUNK);
-		if (copy_from_user(buf, u64_to_user_ptr(req.msg) + done, chunk)) {
+		if (send && copy_from_user(buf, ubuf + done, chunk)) {
 			ret = -EFAULT;
 			break;
 		}
-		ret = scif_send(ep, buf, chunk, req.flags);
-		if (ret < 0)
-			break;
-		done += ret;
-		if (ret < chunk)
-			break;
-	}
-	if (!req.len)
-		ret = scif_send(ep, buf, 0, req.flags);
-	kfree(buf);
-	/* Bytes that went out count even if a later chunk failed. */
-	if (done)
-		ret = done;
-	if (ret < 0)
-		return ret;
-	if (put_user(ret, &uarg->out_len))
-		return -EFAULT;
-	return 0;
-}
-
-/* SCIF_RECV: chunk by chunk into a kernel buffer, then out to the user. */
-static long scif_fd_recv(struct scif_endpt *ep, struct scifioctl_msg __user *uarg)
-{
-	struct scifioctl_msg req;
-	int done = 0, chunk, ret = 0;
-	void *buf;
-
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	if (req.len < 0 || req.flags & ~SCIF_RECV_BLOCK)
-		return -EINVAL;
-	buf = kmalloc(min_t(int, req.len, SCIF_FD_CHUNK) ?: 1, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	while (done < req.len) {
-		chunk = min_t(int, req.len - done, SCIF_FD_CHUNK);
-		ret = scif_recv(ep, buf, chunk, req.flags);
+		ret = send ? scif_send(ep, buf, chunk, req.flags) :
+			     scif_recv(ep, buf, chunk, req.flags);
 		if (ret <= 0)
 			break;
-		/*
-		 * The bytes are consumed from the stream now; a bad user
-		 * buffer loses them, as a read() into one would.
-		 */
-		if (copy_to_user(u64_to_user_ptr(req.msg) + done, buf, ret)) {
+		if (!send && copy_to_user(ubuf + done, buf, ret)) {
 			ret = -EFAULT;
 			break;
 		}
@@ -312,7 +283,8 @@ static long scif_fd_recv(struct scif_endpt *ep, struct scifioctl_msg __user *uar
 			break;
 	}
 	if (!req.len)
-		ret = scif_recv(ep, buf, 0, req.flags);
+		ret = send ? scif_send(ep, buf, 0, req.flags) :
+			     scif_recv(ep, buf, 0, req.flags);
 	kfree(buf);
 	if (done)
 		ret = done;
@@ -475,10 +447,8 @@ static long scif_fd_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 		ret = scif_fd_acceptreq(sf, ep, uarg);
 		break;
 	case SCIF_SEND:
-		ret = scif_fd_send(ep, uarg);
-		break;
 	case SCIF_RECV:
-		ret = scif_fd_recv(ep, uarg);
+		ret = scif_fd_msg(ep, uarg, cmd == SCIF_SEND);
 		break;
 	case SCIF_REG:
 		ret = scif_fd_reg(ep, uarg);
