@@ -18,7 +18,7 @@ CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
 
 KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h \
 	   kunit/*.c)) \
-	   include/uapi/rdma/scire-abi.h
+	   include/uapi/rdma/scire-abi.h include/uapi/rdma/scire-scif-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
 	clean bench kernel-debug check-debug

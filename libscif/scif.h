@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/scif_ioctl.h>	/* struct scif_port_id */
+#include <rdma/scire-scif-abi.h>	/* flags and port rules */
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,37 +30,6 @@ typedef int scif_epd_t;
 #define SCIF_OPEN_FAILED	((scif_epd_t)-1)
 #define SCIF_REGISTER_FAILED	((off_t)-1)
 #define SCIF_MMAP_FAILED	((void *)-1)
-
-#define SCIF_ACCEPT_SYNC	1
-#define SCIF_SEND_BLOCK		1
-#define SCIF_RECV_BLOCK		1
-
-enum {
-	SCIF_PROT_READ		= 1 << 0,
-	SCIF_PROT_WRITE		= 1 << 1,
-};
-
-enum {
-	SCIF_MAP_FIXED		= 0x10,
-	SCIF_MAP_KERNEL		= 0x20,	/* kernel only: refused here */
-};
-
-enum {
-	SCIF_FENCE_INIT_SELF	= 1 << 0,
-	SCIF_FENCE_INIT_PEER	= 1 << 1,
-	SCIF_SIGNAL_LOCAL	= 1 << 4,
-	SCIF_SIGNAL_REMOTE	= 1 << 5,
-};
-
-enum {
-	SCIF_RMA_USECPU		= 1 << 0,
-	SCIF_RMA_USECACHE	= 1 << 1,
-	SCIF_RMA_SYNC		= 1 << 2,
-	SCIF_RMA_ORDERED	= 1 << 3,
-};
-
-#define SCIF_ADMIN_PORT_END	1024
-#define SCIF_PORT_RSVD		1088
 
 /* Events of scif_poll(): those of poll(2). */
 #define SCIF_POLLIN		0x0001

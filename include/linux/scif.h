@@ -20,39 +20,7 @@
 #include <linux/types.h>
 #include <linux/poll.h>
 #include <linux/scif_ioctl.h>	/* struct scif_port_id */
-
-#define SCIF_ACCEPT_SYNC	1
-#define SCIF_SEND_BLOCK		1
-#define SCIF_RECV_BLOCK		1
-
-enum {
-	SCIF_PROT_READ		= 1 << 0,
-	SCIF_PROT_WRITE		= 1 << 1,
-};
-
-enum {
-	SCIF_MAP_FIXED		= 0x10,
-	SCIF_MAP_KERNEL		= 0x20,
-};
-
-enum {
-	SCIF_FENCE_INIT_SELF	= 1 << 0,
-	SCIF_FENCE_INIT_PEER	= 1 << 1,
-	SCIF_SIGNAL_LOCAL	= 1 << 4,
-	SCIF_SIGNAL_REMOTE	= 1 << 5,
-};
-
-enum {
-	SCIF_RMA_USECPU		= 1 << 0,
-	SCIF_RMA_USECACHE	= 1 << 1,
-	SCIF_RMA_SYNC		= 1 << 2,
-	SCIF_RMA_ORDERED	= 1 << 3,
-};
-
-/* Ports below this need CAP_SYS_ADMIN. */
-#define SCIF_ADMIN_PORT_END	1024
-/* Ports below this are never handed out by scif_bind(epd, 0). */
-#define SCIF_PORT_RSVD		1088
+#include <rdma/scire-scif-abi.h>	/* flags and port rules */
 
 /* Bit 31 of a mark: the RMAs it marks were initiated by the peer. */
 #define SCIF_REMOTE_FENCE	(1U << 31)
