@@ -78,6 +78,46 @@ static int connector(void *arg)
 	return 0;
 }
 
+/*
+ * Listen on @lep (a port scif_bind() picks) and connect @c->epd to it from
+ * a kthread, as a peer program would. Returns 0 with *@a the accepted
+ * endpoint, or an errno with *@a NULL; a check fails with it.
+ */
+static int connect_pair(scif_epd_t lep, struct conn *c, scif_epd_t *a)
+{
+	struct scif_port_id peer;
+	struct task_struct *t;
+	u16 nodes[8], self;
+	int port, ret;
+
+	*a = NULL;
+	scif_get_node_ids(nodes, ARRAY_SIZE(nodes), &self);
+	port = scif_bind(lep, 0);
+	ret = scif_listen(lep, 4);
+	CHECK(port > 0 && !ret, "bind %d / listen %d", port, ret);
+	if (port <= 0 || ret)
+		return port <= 0 ? port ?: -EINVAL : ret;
+	c->dst.node = self;
+	c->dst.port = port;
+	init_completion(&c->done);
+	t = kthread_run(connector, c, "scif_rma_ktest");
+	if (IS_ERR(t)) {
+		CHECK(0, "kthread_run: %ld", PTR_ERR(t));
+		return PTR_ERR(t);
+	}
+	ret = scif_accept(lep, &peer, a, SCIF_ACCEPT_SYNC);
+	wait_for_completion(&c->done);
+	CHECK(!ret && c->ret > 0, "connect %d / accept %d", c->ret, ret);
+	if (ret)
+		return ret;
+	if (c->ret <= 0) {
+		scif_close(*a);
+		*a = NULL;
+		return c->ret ?: -ECONNREFUSED;
+	}
+	return 0;
+}
+
 static void fill(u8 *p, size_t len, int salt)
 {
 	size_t i;
@@ -530,14 +570,9 @@ out:
 
 static void run(void)
 {
-	struct scif_port_id peer;
-	scif_epd_t lep, a = NULL, lone;
+	scif_epd_t lep, a, lone;
 	struct conn c = {};
-	struct task_struct *t;
-	u16 nodes[8], self;
-	int port, ret;
 
-	scif_get_node_ids(nodes, ARRAY_SIZE(nodes), &self);
 	lep = scif_open();
 	lone = scif_open();
 	c.epd = scif_open();
@@ -545,26 +580,8 @@ static void run(void)
 		CHECK(0, "scif_open");
 		goto out;
 	}
-	port = scif_bind(lep, 0);
-	CHECK(port > 0, "scif_bind: %d", port);
-	ret = scif_listen(lep, 4);
-	CHECK(!ret, "scif_listen: %d", ret);
-	c.dst.node = self;
-	c.dst.port = port;
-	init_completion(&c.done);
-	t = kthread_run(connector, &c, "scif_rma_ktest");
-	if (IS_ERR(t)) {
-		CHECK(0, "kthread_run: %ld", PTR_ERR(t));
+	if (connect_pair(lep, &c, &a))
 		goto out;
-	}
-	ret = scif_accept(lep, &peer, &a, SCIF_ACCEPT_SYNC);
-	wait_for_completion(&c.done);
-	CHECK(!ret && c.ret > 0, "connect %d / accept %d", c.ret, ret);
-	if (ret || c.ret <= 0) {
-		if (!ret)
-			scif_close(a);
-		goto out;
-	}
 	run_rma(a, c.epd, lone);
 	c.epd = NULL;
 out:
@@ -579,40 +596,22 @@ out:
 /* The peer's close: RMAs get ECONNRESET, nothing leaks. */
 static void run_close(void)
 {
-	struct scif_port_id peer;
 	struct scif_pollepd pe;
 	scif_epd_t lep, a = NULL;
 	struct conn c = {};
-	struct task_struct *t;
 	u8 *abuf, *bbuf;
-	u16 nodes[8], self;
 	off_t off;
-	int port, ret, i;
+	int ret, i;
 
 	abuf = vzalloc(WIN);
 	bbuf = vzalloc(WIN);
-	scif_get_node_ids(nodes, ARRAY_SIZE(nodes), &self);
 	lep = scif_open();
 	c.epd = scif_open();
 	if (!abuf || !bbuf || !lep || !c.epd) {
 		CHECK(0, "out of memory");
 		goto out;
 	}
-	port = scif_bind(lep, 0);
-	ret = scif_listen(lep, 4);
-	CHECK(port > 0 && !ret, "bind %d / listen %d", port, ret);
-	c.dst.node = self;
-	c.dst.port = port;
-	init_completion(&c.done);
-	t = kthread_run(connector, &c, "scif_rma_ktest");
-	if (IS_ERR(t)) {
-		CHECK(0, "kthread_run: %ld", PTR_ERR(t));
-		goto out;
-	}
-	ret = scif_accept(lep, &peer, &a, SCIF_ACCEPT_SYNC);
-	wait_for_completion(&c.done);
-	CHECK(!ret && c.ret > 0, "connect %d / accept %d", c.ret, ret);
-	if (ret || c.ret <= 0)
+	if (connect_pair(lep, &c, &a))
 		goto out;
 	off = scif_register(a, abuf, WIN, A_OFF, SCIF_PROT_READ | SCIF_PROT_WRITE,
 			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
