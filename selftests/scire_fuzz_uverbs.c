@@ -744,6 +744,14 @@ static int raw_ioctl(int fd, struct rawcall *c, int n, int break_hdr)
 		else
 			c->hdr.num_attrs = (uint16_t)nasty32();
 	}
+	/*
+	 * A mutated header can name DEVICE/GET_CONTEXT (see the method
+	 * table: a core bug leaks a task reference when it fails, as it does
+	 * on every file the workers use). Ask QUERY_CONTEXT instead.
+	 */
+	if (c->hdr.object_id == UVERBS_OBJECT_DEVICE &&
+	    c->hdr.method_id == UVERBS_METHOD_GET_CONTEXT)
+		c->hdr.method_id = UVERBS_METHOD_QUERY_CONTEXT;
 	me->raw_ioctls++;
 	ret = ioctl(fd, RDMA_VERBS_IOCTL, c);
 	if (!ret)
