@@ -17,10 +17,13 @@ export SCIRE_KMSG_LOG
 # fault, probably for non-canonical address ..."; a user process's logs
 # "traps: PROG[PID] general protection fault ip:..." and is that program's
 # business (its exit status tells its test). The debug kernel adds UBSAN
-# reports and kmemleak's "N new suspected memory leaks"; its KASAN, lockdep
-# and "BUG: sleeping function called from invalid context" reports match
-# the patterns above.
-SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|UBSAN:|possible circular locking|lockdep|INFO: task .* blocked|hung_task|general protection fault[,:]|suspected memory leak'
+# reports and kmemleak's "N new suspected memory leaks"; its KASAN and
+# "BUG: sleeping function called from invalid context" reports match the
+# patterns above. lockdep's reports start "WARNING: ..." or "BUG: ...",
+# except the one about a lock without a static key; the word lockdep
+# alone is no pattern, since every stack trace through lock acquisition
+# has lockdep_* frames (an allocation-failure report, for one).
+SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|UBSAN:|possible circular locking|INFO: trying to register non-static key|turning off the locking correctness validator|INFO: task .* blocked|hung_task|general protection fault[,:]|suspected memory leak'
 
 # Move what is in the kernel ring buffer to $SCIRE_KMSG_LOG.
 kmsg_collect()
