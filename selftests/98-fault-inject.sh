@@ -34,8 +34,8 @@
 # SCIRE_DEBUG_FULL=1 or elsewhere) and leaves out link and cm (FAULT_KINDS
 # picks kinds: a comma list). cm does not pass yet: after the first
 # injected failure in the client's calls, every later request fails in the
-# listener's rdma_create_qp() with ENOENT (README, the lane's open
-# findings). Needs a kernel with fault injection: the debug
+# listener's rdma_create_qp() with ENOENT, librdmacm's PD handle gone
+# (README, the lane's open findings). Needs a kernel with fault injection: the debug
 # kernel (scripts/vm --kernel debug); skipped elsewhere.
 # shellcheck source-path=SCRIPTDIR
 set -u
