@@ -20,7 +20,13 @@
 #           over a veth pair
 #
 # the perftest RC tools ib_{write,read,send,atomic}_{bw,lat} at each size
-# (atomics: their fixed 8 bytes). Every run prints one line on stdout, and
+# (atomics: their fixed 8 bytes). In (b) and (c) the SCIF bridge is
+# measured too, on the same path right after perftest: build/bench/
+# scif_bench between two endpoints of node 0 (b, SCIF's loopback over
+# scire0) and between node 1 (nsA) and node 2 (nsB) (c), giving the rows
+# scif_writeto_bw, scif_readfrom_bw, scif_send_lat and scif_register
+# (see bench/scif_bench.c); a full run adds ib_{write,read}_bw at 16 MiB
+# there, SCIF's largest size. Every run prints one line on stdout, and
 # scripts/bench does the arithmetic (medians, ratios):
 #
 #   BENCH info NAME TEXT           a fact about the guest or the arguments
@@ -34,8 +40,9 @@
 #   BENCH done SECONDS
 #
 # VALUE: MiB/s (2^20 bytes/s) for *_bw and memcpy, t_typical in usec for
-# *_lat. A failed run is retried until RUNS runs of the cell succeeded or
-# it had MAX_ATTEMPTS tries; nothing is ever made up for one that failed.
+# *_lat, usec per MiB for scif_register. A failed run is retried until
+# RUNS runs of the cell succeeded or it had MAX_ATTEMPTS tries; nothing
+# is ever made up for one that failed.
 # Asserts nothing: exit status 0 unless the script itself cannot run.
 # shellcheck disable=SC2317 # functions run through traps
 # shellcheck source-path=SCRIPTDIR/..
@@ -60,8 +67,10 @@ esac
 # keeps a full run near 25 minutes.
 if [ "$quick" = 1 ]; then
 	RUNS=1 MAX_ATTEMPTS=2 SIZES="2 65536"
+	SCIF_SIZES=65536 SCIF_LAT_ITERS=100 SCIF_REG_MIB=16
 else
 	RUNS=3 MAX_ATTEMPTS=5 SIZES="2 4096 65536 1048576"
+	SCIF_SIZES="4096 65536 1048576 16777216" SCIF_LAT_ITERS=1000 SCIF_REG_MIB="1 16 64"
 fi
 BW_SECS=1
 BW_TOOLS="ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw"
@@ -297,6 +306,126 @@ matrix()
 	say "note $key matrix took $((SECONDS - start)) s"
 }
 
+# --- SCIF ------------------------------------------------------------
+
+SCIF_PORT=2300
+SCIF_NODES=/sys/kernel/config/scif/nodes
+
+scif_args()
+{
+	echo "-t $BW_SECS -n $SCIF_LAT_ITERS -s $(tr ' ' , <<<"$SCIF_SIZES") -r $(tr ' ' , <<<"$SCIF_REG_MIB")"
+}
+
+# The rows one scif_bench run gives: "TOOL SIZE" lines.
+scif_rows()
+{
+	local s
+
+	echo "scif_send_lat 8"
+	for s in $SCIF_SIZES; do
+		echo "scif_writeto_bw $s"
+		echo "scif_readfrom_bw $s"
+	done
+	for s in $SCIF_REG_MIB; do
+		echo "scif_register $((s << 20))"
+	done
+}
+
+# scif_one KEY SERVER_NS CLIENT_NS NODE: one scif_bench run; with
+# SERVER_NS empty, "scif_bench loop" (both endpoints on this node), else
+# its server in SERVER_NS and its client in CLIENT_NS towards node NODE.
+# Prints BENCH run lines, or BENCH fail lines for every row and the
+# output; exit status 0 if it was good.
+scif_one()
+{
+	local key=$1 sns=$2 cns=$3 node=$4 prog=$SCIRE_BUILD/bench/scif_bench
+	local why="" spid src=0 crc tool size val
+	local -a args
+
+	SCIF_PORT=$((SCIF_PORT + 1))
+	read -ra args <<<"$(scif_args)"
+	: >"$scratch/server"
+	if [ -z "$sns" ]; then
+		timeout -k 5 "$RUN_TIMEOUT" "$prog" loop -p "$SCIF_PORT" "${args[@]}" >"$scratch/client" 2>&1
+		crc=$?
+	else
+		ip netns exec "$sns" timeout -k 5 "$RUN_TIMEOUT" "$prog" server "$SCIF_PORT" \
+			>"$scratch/server" 2>&1 &
+		spid=$!
+		ip netns exec "$cns" timeout -k 5 "$RUN_TIMEOUT" "$prog" client "$node" "$SCIF_PORT" \
+			"${args[@]}" >"$scratch/client" 2>&1
+		crc=$?
+		[ "$crc" = 0 ] || kill "$spid" 2>/dev/null
+		wait "$spid"
+		src=$?
+	fi
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		why="server exit status $src, client exit status $crc (124, 137: timed out after ${RUN_TIMEOUT}s)"
+		case $crc in 124 | 137) TIMEOUTS=$((TIMEOUTS + 1)) ;; esac
+	else
+		TIMEOUTS=0
+		while read -r tool size; do
+			val=$(awk -v t="$tool" -v s="$size" '$1 == t && $2 == s && $3 ~ /^[0-9]+(\.[0-9]+)?$/ { print $3 }' \
+				"$scratch/client")
+			[ -n "$val" ] || { why="no figure for $tool $size"; break; }
+		done < <(scif_rows)
+	fi
+	if [ -z "$why" ]; then
+		while read -r tool size; do
+			say "run $key $tool $size $(awk -v t="$tool" -v s="$size" '$1 == t && $2 == s { print $3 }' "$scratch/client")"
+		done < <(scif_rows)
+		say "note $key scif_bench outside the figures: $(awk '$1 == "scif_bench_setup" { $1 = $2 = ""; sub(/^ +/, ""); print }' \
+			"$scratch/client")"
+		return 0
+	fi
+	while read -r tool size; do
+		say "fail $key $tool $size $why"
+	done < <(scif_rows)
+	{
+		if [ -z "$sns" ]; then
+			echo "scif_bench loop -p $SCIF_PORT ${args[*]}"
+		else
+			echo "server: scif_bench server $SCIF_PORT (netns $sns)"
+			cat "$scratch/server"
+			echo "client: scif_bench client $node $SCIF_PORT ${args[*]} (netns $cns)"
+		fi
+		cat "$scratch/client"
+	} | sed 's/^/BENCH| /'
+	return 1
+}
+
+# scif KEY SERVER_NS CLIENT_NS NODE: RUNS good scif_bench runs,
+# MAX_ATTEMPTS tries at most (as cell).
+scif()
+{
+	local good=0 try start=$SECONDS
+
+	if [ ! -c /dev/scif ]; then
+		say "note $1 SCIF not measured: no /dev/scif (scire_scif not loaded)"
+		return
+	fi
+	TIMEOUTS=0
+	for ((try = 1; try <= MAX_ATTEMPTS && good < RUNS; try++)); do
+		[ "$TIMEOUTS" -lt "$MAX_TIMEOUTS" ] || break
+		scif_one "$@" && good=$((good + 1))
+	done
+	say "note $1 SCIF (scif_bench) took $((SECONDS - start)) s"
+}
+
+# bw16m KEY: ib_{write,read}_bw at SCIF's largest size, when it is beyond
+# the matrix's, so that every scif_*_bw row has its perftest row.
+bw16m()
+{
+	local s tool
+
+	for s in $SCIF_SIZES; do
+		case " $SIZES " in *" $s "*) continue ;; esac
+		for tool in ib_write_bw ib_read_bw; do
+			cell "$1" "$tool" "$s"
+		done
+	done
+}
+
 # counter DEV NAME: hw counter NAME of RDMA device DEV, or "?".
 counter() { rdma_counter "$1" "$2" || echo "?"; }
 
@@ -327,6 +456,7 @@ main()
 	say "info cpu $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) vCPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 	say "info bw_args $(bw_args) -s SIZE"
 	say "info lat_args -F -n N -s SIZE (N: $(for s in $SIZES; do printf '%s at %s B, ' "$(lat_iters "$s")" "$s"; done | sed 's/, $//'))"
+	say "info scif_args $(scif_args)"
 	say "info scire_ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
 	if [ -e "$FAST_PATH" ]; then
 		say "info fast_path $(cat "$FAST_PATH")"
@@ -368,6 +498,9 @@ main()
 		tx0=$(counter scire0 tx_packets)
 		matrix b
 		say "note b scire0 tx_packets during (b): $(delta "$tx0" "$(counter scire0 tx_packets)")"
+		bw16m b
+		# SCIF node 0 (no node table) talks to itself through scire0.
+		scif b "" "" 0
 
 		say "config b' (b') scire self, wire path|as (b), with scire's fast_path module parameter at 0"
 		if [ "$quick" = 1 ]; then
@@ -398,6 +531,7 @@ main()
 		on_exit()
 		{
 			[ "$ready" = 1 ] || say "setupfail c $(tr '\n' ' ' <"$err")"
+			rmdir "$SCIF_NODES/1" "$SCIF_NODES/2" 2>/dev/null
 			topo_teardown >"$err" 2>&1 || say "note c teardown: $(tr '\n' ' ' <"$err")"
 			rm -f "$err"
 		}
@@ -408,6 +542,16 @@ main()
 		tx0=$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A") tx1=$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")
 		matrix c
 		say "note c veth packets during (c): $(delta "$tx0" "$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A")") sent by $TOPO_IF_A, $(delta "$tx1" "$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")") by $TOPO_IF_B"
+		bw16m c
+		# SCIF node 1 is nsA (the perftest server's side), node 2 nsB.
+		if [ ! -d "$SCIF_NODES" ]; then
+			say "note c SCIF not measured: no $SCIF_NODES (scire_scif not loaded?)"
+		elif mkdir "$SCIF_NODES/1" "$SCIF_NODES/2" && echo "$TOPO_IP_A" >"$SCIF_NODES/1/addr" &&
+			echo "$TOPO_IP_B" >"$SCIF_NODES/2/addr"; then
+			scif c "$TOPO_NS_A" "$TOPO_NS_B" 1
+		else
+			say "note c SCIF not measured: cannot configure nodes 1 and 2 in $SCIF_NODES"
+		fi
 	)
 
 	# --- (a) and (d): rdma_rxe ------------------------------------
