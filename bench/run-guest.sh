@@ -374,8 +374,8 @@ scif_one()
 		while read -r tool size; do
 			say "run $key $tool $size $(awk -v t="$tool" -v s="$size" '$1 == t && $2 == s { print $3 }' "$scratch/client")"
 		done < <(scif_rows)
-		say "note $key scif_bench outside the figures: $(awk '$1 == "scif_bench_setup" { $1 = $2 = ""; sub(/^ +/, ""); print }' \
-			"$scratch/client")"
+		say "note $key scif_bench outside the figures: $(awk '$1 ~ /^scif_bench_/ { $2 = ""; printf "%s; ", $0 }' \
+			"$scratch/client" "$scratch/server")"
 		return 0
 	fi
 	while read -r tool size; do

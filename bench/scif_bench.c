@@ -39,6 +39,8 @@
  *        median ping-pong; DETAILS has the median round trip itself.
  *   scif_bench_setup 0 MS          what the rest cost: connect, the
  *        windows, the goodbye and close, in milliseconds (DETAILS)
+ *   scif_bench_server 0 MS         (the server prints it) what its
+ *        unregister and close cost after the goodbye
  *   scif_register BYTES US_PER_MIB  scif_register() + scif_unregister()
  *        of a buffer of BYTES (the -r sizes; pages touched beforehand, so
  *        no page fault is counted), median of the repetitions, per MiB.
@@ -126,6 +128,7 @@ static double median(double *v, int n)
 static int server(unsigned short port, int ready_fd)
 {
 	struct scif_port_id peer;
+	double t0, t1, t2;
 	scif_epd_t lep, epd;
 	uint64_t len, msg;
 	void *win;
@@ -157,11 +160,16 @@ static int server(unsigned short port, int ready_fd)
 		xrecv(epd, &msg, sizeof(msg));
 		xsend(epd, &msg, sizeof(msg));
 	} while (msg != MSG_BYE);
+	t0 = now();
 	if (scif_unregister(epd, off, len))
 		die("scif_unregister of the window");
+	t1 = now();
 	scif_close(epd);
+	t2 = now();
 	scif_close(lep);
 	free(win);
+	printf("scif_bench_server 0 %.1f unregister_ms=%.1f close_ms=%.1f close_listener_ms=%.1f\n",
+	       (now() - t0) * 1e3, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (now() - t2) * 1e3);
 	return 0;
 }
 
@@ -272,7 +280,7 @@ static int client(unsigned short node, unsigned short port, const struct opts *o
 {
 	struct scif_port_id dst = { .node = node, .port = port };
 	uint64_t win_len = 0, bye = MSG_BYE;
-	double t0 = now(), t_conn, t_win, t_meas;
+	double t0 = now(), t_conn, t_win, t_meas, t_bye, t_unreg;
 	off_t loff, roff;
 	scif_epd_t epd;
 	void *win;
@@ -312,16 +320,19 @@ static int client(unsigned short node, unsigned short port, const struct opts *o
 	for (i = 0; i < o->nreg; i++)
 		reg_cost(epd, o->reg_mib[i]);
 
+	/* Our window first: once the server has the goodbye, it closes. */
 	t_meas = now();
-	xsend(epd, &bye, sizeof(bye));
-	xrecv(epd, &bye, sizeof(bye));
 	if (scif_unregister(epd, loff, win_len))
 		die("scif_unregister of the window");
+	t_unreg = now();
+	xsend(epd, &bye, sizeof(bye));
+	xrecv(epd, &bye, sizeof(bye));
+	t_bye = now();
 	scif_close(epd);
 	free(win);
-	printf("scif_bench_setup 0 %.1f connect_ms=%.1f windows_ms=%.1f close_ms=%.1f\n",
+	printf("scif_bench_setup 0 %.1f connect_ms=%.1f windows_ms=%.1f bye_ms=%.1f unregister_ms=%.1f close_ms=%.1f\n",
 	       (t_win - t0 + now() - t_meas) * 1e3, (t_conn - t0) * 1e3, (t_win - t_conn) * 1e3,
-	       (now() - t_meas) * 1e3);
+	       (t_bye - t_unreg) * 1e3, (t_unreg - t_meas) * 1e3, (now() - t_bye) * 1e3);
 	return 0;
 }
 
