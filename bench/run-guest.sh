@@ -412,9 +412,9 @@ scif()
 	say "note $1 SCIF (scif_bench) took $((SECONDS - start)) s"
 }
 
-# bw16m KEY: ib_{write,read}_bw at SCIF's largest size, when it is beyond
+# perftest_for_scif KEY: ib_{write,read}_bw at the SCIF sizes beyond
 # the matrix's, so that every scif_*_bw row has its perftest row.
-bw16m()
+perftest_for_scif()
 {
 	local s tool
 
@@ -498,7 +498,7 @@ main()
 		tx0=$(counter scire0 tx_packets)
 		matrix b
 		say "note b scire0 tx_packets during (b): $(delta "$tx0" "$(counter scire0 tx_packets)")"
-		bw16m b
+		perftest_for_scif b
 		# SCIF node 0 (no node table) talks to itself through scire0.
 		scif b "" "" 0
 
@@ -542,7 +542,7 @@ main()
 		tx0=$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A") tx1=$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")
 		matrix c
 		say "note c veth packets during (c): $(delta "$tx0" "$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A")") sent by $TOPO_IF_A, $(delta "$tx1" "$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")") by $TOPO_IF_B"
-		bw16m c
+		perftest_for_scif c
 		# SCIF node 1 is nsA (the perftest server's side), node 2 nsB.
 		if [ ! -d "$SCIF_NODES" ]; then
 			say "note c SCIF not measured: no $SCIF_NODES (scire_scif not loaded?)"
