@@ -544,7 +544,11 @@ main()
 		say "note c veth packets during (c): $(delta "$tx0" "$(netdev_tx "$TOPO_NS_A" "$TOPO_IF_A")") sent by $TOPO_IF_A, $(delta "$tx1" "$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")") by $TOPO_IF_B"
 		perftest_for_scif c
 		# SCIF node 1 is nsA (the perftest server's side), node 2 nsB.
-		if [ ! -d "$SCIF_NODES" ]; then
+		if [ "$quick" = 1 ]; then
+			# make check runs the quick bench: one SCIF column (b) is
+			# enough there to keep scif_bench working.
+			say "note c SCIF not measured in a quick run (column b has it)"
+		elif [ ! -d "$SCIF_NODES" ]; then
 			say "note c SCIF not measured: no $SCIF_NODES (scire_scif not loaded?)"
 		elif mkdir "$SCIF_NODES/1" "$SCIF_NODES/2" && echo "$TOPO_IP_A" >"$SCIF_NODES/1/addr" &&
 			echo "$TOPO_IP_B" >"$SCIF_NODES/2/addr"; then
