@@ -367,6 +367,17 @@ int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 	return 0;
 }
 
+/* A CQE's network_hdr_type is an enum rdma_network_type (scire-abi.h). */
+static_assert((int)SCIRE_CQE_NET_IB == (int)RDMA_NETWORK_IB);
+static_assert((int)SCIRE_CQE_NET_ROCE_V1 == (int)RDMA_NETWORK_ROCE_V1);
+static_assert((int)SCIRE_CQE_NET_IPV4 == (int)RDMA_NETWORK_IPV4);
+static_assert((int)SCIRE_CQE_NET_IPV6 == (int)RDMA_NETWORK_IPV6);
+
+/*
+ * wc->sl stays the service level (0 on RoCE): kernel consumers have
+ * network_hdr_type, as mlx5's kernel driver reports it. Only the provider
+ * puts the header type in sl, where ibv_wc has no other field for it.
+ */
 static void scire_cqe_to_wc(const struct scire_cqe *cqe, struct ib_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;

@@ -1065,7 +1065,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 	cqe.flags = SCIRE_CQE_F_GRH;
 	cqe.src_qp = get_unaligned_be32(&deth->sqp) & SCIRE_QPN_MASK;
 	cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?
-			       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+			       SCIRE_CQE_NET_IPV6 : SCIRE_CQE_NET_IPV4;
 	scire_resp_imm(&in, &cqe);
 	scire_resp_complete(qp, &cqe, pkt);
 }

@@ -13,6 +13,9 @@
 #     over TCP on the IPv4 addresses; the RDMA traffic uses the IPv6 GIDs);
 #   - rping -v -V over rdma_cm with the IPv6 address (IPv6 route and GID
 #     resolution, then RC traffic): every ping written back intact.
+# And once, scire_ud's unicast part on scireB's own IPv6 GID: every CQE
+# field of a UD receive, sl 1 (RoCEv2 over IPv6) among them, and the IPv6
+# header in the GRH.
 # Every cell runs; the test fails listing those that did not pass.
 # shellcheck disable=SC2317 # functions run by check_run and trap
 # shellcheck source-path=SCRIPTDIR
@@ -23,6 +26,7 @@ set -u
 trap topo_teardown EXIT
 TOPO_IPV6=1
 
+ud=$(need_prog scire_ud) || exit 1
 port=19700
 for topo in topo_scire_pair topo_rxe_scire; do
 	"$topo" 9000
@@ -39,6 +43,10 @@ for topo in topo_scire_pair topo_rxe_scire; do
 	port=$((port + 1))
 	check_run "rping -S 4000 -C 10 -a $TOPO_IP6_A ($what)" \
 		cm_rping "$TOPO_NS_A" "$TOPO_IP6_A" "$TOPO_NS_B" 4000 10 "$port"
+	if [ "$topo" = topo_scire_pair ]; then
+		check_run "scire_ud -t unicast on $TOPO_DEV_B's IPv6 GID" \
+			in_ns "$TOPO_NS_B" "$ud" -d "$TOPO_DEV_B" -g "$TOPO_GID6_B" -n 1 -t unicast
+	fi
 	topo_teardown || fail "teardown of $topo failed"
 done
 

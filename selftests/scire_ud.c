@@ -15,7 +15,8 @@
  *     payload, and polls an extended CQ (ibv_start_poll, ibv_wc_read_*).
  *     Checked for every message: A's send CQE; B's CQE status, opcode,
  *     qp_num, byte_len (40 + size), IBV_WC_GRH, src_qp (A's QPN), the
- *     immediate data and its flag, sl/slid/dlid_path_bits 0 (and
+ *     immediate data and its flag, sl the RoCE packet type as mlx5 and
+ *     hns report it (2 for IPv4, 1 for IPv6), slid/dlid_path_bits 0 (and
  *     pkey_index 0 where a plain CQ reports it); every payload
  *     byte; the guard bytes after the payload (no overrun); the GRH: for
  *     IPv4, 20 zero bytes and then a valid IPv4 header (version, checksum,
@@ -44,8 +45,8 @@
  *
  * -t runs only the parts named (unicast, qkey, mcast, oversize). -R is for
  * rdma_rxe only, whose looped-back datagrams carry an IPv4 header with
- * checksum 0 in the GRH: a 0 checksum is then accepted; scire must pass
- * without -R.
+ * checksum 0 in the GRH, and whose receive CQEs have sl 0: a 0 checksum
+ * and sl 0 are then expected; scire must pass without -R.
  *
  * Exit 0 if everything matched, 1 with a line per difference, 77 if the
  * kernel has no RDMA device DEV.
@@ -547,6 +548,8 @@ static int check_recv(struct udqp *q, const struct ibv_wc *wc, const struct expe
 		      const char *what)
 {
 	unsigned int want_flags = IBV_WC_GRH | (e->imm ? IBV_WC_WITH_IMM : 0);
+	/* The RoCE packet type (UCX's UD transport reads it); rxe reports 0. */
+	unsigned int want_sl = opt.rxe_quirks ? 0 : gid_is_v4(e->sgid) ? 2 : 1;
 	const uint8_t *p;
 	size_t i, bad = 0, first = 0;
 
@@ -576,9 +579,14 @@ static int check_recv(struct udqp *q, const struct ibv_wc *wc, const struct expe
 	if (wc->src_qp != e->src_qp)
 		t_fail("%s: %s's receive CQE src_qp %#x, the sender is QP %#x", what, q->name,
 		       wc->src_qp, e->src_qp);
-	if (wc->sl || wc->slid || wc->dlid_path_bits || wc->pkey_index)
-		t_fail("%s: %s's receive CQE sl %u slid %u dlid_path_bits %u pkey_index %u, expected all 0 (RoCE, SL 0, P_Key index 0)",
-		       what, q->name, wc->sl, wc->slid, wc->dlid_path_bits, wc->pkey_index);
+	if (wc->sl != want_sl)
+		t_fail("%s: %s's receive CQE sl %u, expected %u (%s)", what, q->name, wc->sl,
+		       want_sl, opt.rxe_quirks ? "rdma_rxe reports SL 0" :
+		       gid_is_v4(e->sgid) ? "RoCEv2 over IPv4, as mlx5 and hns report it" :
+		       "RoCEv2 over IPv6, as mlx5 and hns report it");
+	if (wc->slid || wc->dlid_path_bits || wc->pkey_index)
+		t_fail("%s: %s's receive CQE slid %u dlid_path_bits %u pkey_index %u, expected all 0 (RoCE, P_Key index 0)",
+		       what, q->name, wc->slid, wc->dlid_path_bits, wc->pkey_index);
 	if (wc->byte_len != GRH_LEN + e->len) {
 		t_fail("%s: %s's receive CQE byte_len %u, expected %zu (40-byte GRH + %zu)",
 		       what, q->name, wc->byte_len, GRH_LEN + e->len, e->len);

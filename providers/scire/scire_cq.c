@@ -53,10 +53,36 @@ static const struct {
 _Static_assert(IBV_WC_GENERAL_ERR + 1 == SCIRE_CQE_STATUS_MAX,
 	       "CQE status range differs from ibv_wc_status");
 
+/*
+ * A RoCE UD receive reports the packet's L3 header type in sl, since
+ * ibv_wc has no network_hdr_type: hns numbers it so, and mlx5 in the low
+ * three bits of sl (its CQE's L3 header type). UCX's UD transport (1.11
+ * to 1.18; bookworm has 1.13) reads it there while
+ * UCX_UD_VERBS_ETH_DGID_CHECK is on, the default: 2 means IPv4, anything
+ * else IPv6, and a datagram whose destination GID it then takes from the
+ * wrong GRH bytes is dropped. The GRH itself is unchanged: libibverbs'
+ * ibv_init_ah_from_wc() reads the IP version from it, not from sl.
+ */
+enum {
+	SCIRE_WC_SL_ROCE_V1	= 0,
+	SCIRE_WC_SL_ROCE_V2_IPV6 = 1,
+	SCIRE_WC_SL_ROCE_V2_IPV4 = 2,
+};
+
+static const struct {
+	uint8_t sl;
+	bool valid;
+} scire_wc_sl_pktype[] = {
+	[SCIRE_CQE_NET_ROCE_V1]	= { SCIRE_WC_SL_ROCE_V1, true },
+	[SCIRE_CQE_NET_IPV4]	= { SCIRE_WC_SL_ROCE_V2_IPV4, true },
+	[SCIRE_CQE_NET_IPV6]	= { SCIRE_WC_SL_ROCE_V2_IPV6, true },
+};
+
 struct scire_wc_fields {
 	enum ibv_wc_status status;
 	enum ibv_wc_opcode opcode;
 	unsigned int wc_flags;
+	uint8_t sl;
 };
 
 /* Turn a CQE (already copied out of the ring) into verbs terms. */
@@ -75,6 +101,12 @@ static struct scire_wc_fields scire_cqe_to_wc(const struct scire_cqe *cqe)
 	for (i = 0; i < sizeof(scire_wc_flag) / sizeof(scire_wc_flag[0]); i++)
 		if (cqe->flags & scire_wc_flag[i].cqe_flag)
 			f.wc_flags |= scire_wc_flag[i].wc_flag;
+	f.sl = cqe->sl;
+	if ((cqe->flags & SCIRE_CQE_F_GRH) &&
+	    cqe->network_hdr_type <
+	    sizeof(scire_wc_sl_pktype) / sizeof(scire_wc_sl_pktype[0]) &&
+	    scire_wc_sl_pktype[cqe->network_hdr_type].valid)
+		f.sl = scire_wc_sl_pktype[cqe->network_hdr_type].sl;
 	return f;
 }
 
@@ -279,7 +311,7 @@ static void scire_wc_fill(struct ibv_wc *wc, const struct scire_cqe *cqe)
 	wc->wc_flags = f.wc_flags;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
+	wc->sl = f.sl;
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
@@ -447,7 +479,7 @@ static uint32_t scire_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t scire_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return to_scire_cq_ex(ibcq)->cur.sl;
+	return to_scire_cq_ex(ibcq)->cur_wc.sl;
 }
 
 static uint8_t scire_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

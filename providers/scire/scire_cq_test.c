@@ -4,7 +4,8 @@
  * through ibv_poll_cq() and through the extended CQ readers, on a CQ ring
  * in plain memory. The UD receive fields (GRH flag, src_qp, sl, pkey_index,
  * slid, dlid_path_bits) are what ibv_create_ah_from_wc() and UD
- * applications build replies from.
+ * applications build replies from; with a GRH, sl is the RoCE packet type
+ * (2 IPv4, 1 IPv6) that UCX's UD transport reads.
  *
  * scire_cq.c is included, not linked, to reach its static polling code.
  *
@@ -64,7 +65,7 @@ static const struct scire_cqe ud_recv = {
 	.slid = 0x0102,
 	.sl = 5,
 	.dlid_path_bits = 0x7f,
-	.network_hdr_type = 2,
+	.network_hdr_type = SCIRE_CQE_NET_IPV4,
 };
 
 /* A UD receive without GRH or immediate data (as QP1 on IB would see). */
@@ -99,7 +100,8 @@ static void test_poll_ud(void)
 	CHECK_EQ(wc[0].wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
 	CHECK_EQ(wc[0].pkey_index, 3);
 	CHECK_EQ(wc[0].slid, 0x0102);
-	CHECK_EQ(wc[0].sl, 5);
+	/* The packet type of an IPv4 GRH replaces the CQE's sl. */
+	CHECK_EQ(wc[0].sl, 2);
 	CHECK_EQ(wc[0].dlid_path_bits, 0x7f);
 
 	CHECK_EQ(wc[1].wr_id, 9);
@@ -136,7 +138,7 @@ static void test_cq_ex_ud(void)
 	CHECK_EQ(ibv_wc_read_src_qp(ex), 0xabcdef);
 	CHECK_EQ(ibv_wc_read_wc_flags(ex), IBV_WC_GRH | IBV_WC_WITH_IMM);
 	CHECK_EQ(ibv_wc_read_slid(ex), 0x0102);
-	CHECK_EQ(ibv_wc_read_sl(ex), 5);
+	CHECK_EQ(ibv_wc_read_sl(ex), 2);
 	CHECK_EQ(ibv_wc_read_dlid_path_bits(ex), 0x7f);
 
 	CHECK_EQ(ibv_next_poll(ex), 0);
@@ -154,6 +156,50 @@ static void test_cq_ex_ud(void)
 	CHECK(ex->read_src_qp == NULL && ex->read_sl == NULL &&
 	      ex->read_slid == NULL && ex->read_dlid_path_bits == NULL,
 	      "UD readers set without being asked for");
+}
+
+/*
+ * sl of a UD receive is the packet type of its GRH, for each kind the
+ * kernel may report, through both polling APIs; without a GRH, or with a
+ * network_hdr_type the table does not know, the CQE's sl.
+ */
+static void test_ud_sl(void)
+{
+	static const struct {
+		uint32_t flags;
+		uint8_t network_hdr_type, cqe_sl, sl;
+	} cases[] = {
+		{ SCIRE_CQE_F_GRH, SCIRE_CQE_NET_IPV4, 0, 2 },
+		{ SCIRE_CQE_F_GRH, SCIRE_CQE_NET_IPV6, 0, 1 },
+		{ SCIRE_CQE_F_GRH, SCIRE_CQE_NET_ROCE_V1, 3, 0 },
+		{ SCIRE_CQE_F_GRH, SCIRE_CQE_NET_IB, 3, 3 },
+		{ SCIRE_CQE_F_GRH, 0xff, 4, 4 },
+		{ 0, SCIRE_CQE_NET_IPV4, 6, 6 },
+	};
+	struct ibv_cq_ex *ex = &cqx.cq.vcq.cq_ex;
+	struct ibv_poll_cq_attr attr = {};
+	struct scire_cqe c = ud_recv_plain;
+	struct ibv_wc wc;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c.flags = cases[i].flags;
+		c.network_hdr_type = cases[i].network_hdr_type;
+		c.sl = cases[i].cqe_sl;
+
+		cq_setup();
+		cq_produce(&c);
+		CHECK_EQ(scire_poll_cq(&cqx.cq.vcq.cq, 1, &wc), 1);
+		CHECK_EQ(wc.sl, cases[i].sl);
+		CHECK_EQ(wc.wc_flags, cases[i].flags ? IBV_WC_GRH : 0);
+
+		cq_setup();
+		scire_cq_ex_set_ops(ex, SCIRE_CQ_EX_WC_FLAGS);
+		cq_produce(&c);
+		CHECK_EQ(ibv_start_poll(ex, &attr), 0);
+		CHECK_EQ(ibv_wc_read_sl(ex), cases[i].sl);
+		ibv_end_poll(ex);
+	}
 }
 
 /* An error CQE of a UD QP: status kept, no flags invented. */
@@ -177,6 +223,7 @@ int main(void)
 {
 	test_poll_ud();
 	test_cq_ex_ud();
+	test_ud_sl();
 	test_poll_error();
 	free(cqx.cq.map.ring);
 

@@ -108,6 +108,18 @@ enum scire_cqe_flags {
 };
 
 /*
+ * The L3 header a UD or GSI receive arrived with (struct
+ * scire_cqe.network_hdr_type), numbered as the kernel's enum
+ * rdma_network_type.
+ */
+enum scire_cqe_network {
+	SCIRE_CQE_NET_IB	= 0,
+	SCIRE_CQE_NET_ROCE_V1	= 1,
+	SCIRE_CQE_NET_IPV4	= 2,	/* RoCEv2 over IPv4 */
+	SCIRE_CQE_NET_IPV6	= 3,	/* RoCEv2 over IPv6 */
+};
+
+/*
  * Completion status (struct scire_cqe.status): the IBA completion status
  * codes (IBA 11.4.2.1), numbered as enum ib_wc_status / enum ibv_wc_status.
  */
@@ -130,7 +142,7 @@ enum scire_cqe_flags {
  * @slid:	source LID (0 on RoCE).
  * @sl:		service level.
  * @dlid_path_bits: 0 on RoCE.
- * @network_hdr_type: RDMA_NETWORK_* of the received GRH (UD, GSI).
+ * @network_hdr_type: enum scire_cqe_network of the received GRH (UD, GSI).
  * @reserved0:	0.
  * @smac:	source MAC (UD and GSI receives).
  * @vlan_id:	VLAN id or 0xffff.
