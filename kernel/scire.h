@@ -40,11 +40,17 @@
 /*
  * Device limits. They bound the kernel memory one process can pin or
  * allocate through one device; the rdma cgroup bounds the object counts
- * further where an administrator sets it.
+ * further where an administrator sets it, and the memory cgroup of the
+ * process that creates a queue pays for its ring (scire_mmap_alloc()).
+ *
+ * SCIRE_MAX_CQE: libfabric's verbs;ofi_rxm asks for 196,608 CQEs and MPI
+ * libraries size CQs from max_cqe, so it must be well above 64K. mlx5's
+ * 4,194,303 would be a 256 MiB ring; 1M entries (a power of two, as ring
+ * sizes are) covers what middleware asks for at 64 MiB.
  */
 #define SCIRE_MAX_PD		BIT(16)
 #define SCIRE_MAX_CQ		BIT(16)
-#define SCIRE_MAX_CQE		BIT(16)	/* ring: 4 MiB of CQEs */
+#define SCIRE_MAX_CQE		BIT(20)	/* ring: 64 MiB of CQEs */
 #define SCIRE_MAX_MR		BIT(20)
 #define SCIRE_MAX_MR_SIZE	BIT_ULL(40)
 #define SCIRE_MAX_QP		BIT(16)

@@ -249,9 +249,12 @@ void scire_disassociate_ucontext(struct ib_ucontext *ibuc)
  * @ibuc: the context.
  * @size: bytes; rounded up to whole pages.
  *
- * The memory is zeroed vmalloc_user() memory. It belongs to the returned
- * entry: scire_mmap_remove() withdraws it from the driver, and it is freed
- * once no VMA maps it either.
+ * The memory is zeroed vmalloc memory charged to the caller's memory
+ * cgroup: a ring is as big as the process asks (a CQ of max_cqe entries
+ * is 64 MiB), so the process pays for it as for its own memory, and a
+ * cgroup at its limit gets -ENOMEM rather than an OOM kill. It belongs to
+ * the returned entry: scire_mmap_remove() withdraws it from the driver,
+ * and it is freed once no VMA maps it either.
  *
  * Context: process context, may sleep.
  * Return: the entry, or an ERR_PTR: -ENOMEM, or an error of
@@ -267,7 +270,9 @@ struct scire_mmap_entry *scire_mmap_alloc(struct ib_ucontext *ibuc,
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
-	entry->addr = vmalloc_user(size);
+	/* Not vmalloc_user(): it cannot charge. scire_mmap() maps by page. */
+	entry->addr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				__GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!entry->addr) {
 		kfree(entry);
 		return ERR_PTR(-ENOMEM);
@@ -295,6 +300,25 @@ void scire_mmap_remove(struct scire_mmap_entry *entry)
 	rdma_user_mmap_entry_remove(&entry->rdma);
 }
 
+/*
+ * Insert the pages of @addr into all of @vma, as remap_vmalloc_range()
+ * does for vmalloc_user() memory only.
+ */
+static int scire_mmap_pages(struct vm_area_struct *vma, void *addr)
+{
+	unsigned long uaddr;
+	int ret;
+
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, uaddr, vmalloc_to_page(addr));
+		if (ret)
+			return ret;
+		addr += PAGE_SIZE;
+	}
+	return 0;
+}
+
 /**
  * scire_mmap() - map a ring into a user process.
  * @ibuc: the context owning the mmap offset.
@@ -320,7 +344,7 @@ int scire_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		return -EINVAL;
 	entry = container_of(rdma, struct scire_mmap_entry, rdma);
 	vma->vm_flags &= ~VM_MAYEXEC;
-	ret = remap_vmalloc_range(vma, entry->addr, 0);
+	ret = scire_mmap_pages(vma, entry->addr);
 	rdma_user_mmap_entry_put(rdma);
 	return ret;
 }

@@ -2,8 +2,9 @@
 /*
  * scire_objects -d DEV: life cycle and bad input of the basic verbs
  * objects on one scire device: device and port attributes, PDs, MRs
- * (access flags, keys, bad addresses and lengths, PD in use), CQs (sizes,
- * resize, empty poll, arming without completions) and a 1000-round
+ * (access flags, keys, bad addresses and lengths, PD in use), CQs (sizes
+ * up to max_cqe, which must take libfabric's 196608, resize, empty poll,
+ * arming without completions) and a 1000-round
  * create/destroy loop that must leave no mapping or fd behind.
  *
  * Expected errors are those of the verbs man pages and the 6.1 core:
@@ -62,8 +63,10 @@ static void check_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 	ret = ibv_query_device(ctx, attr);
 	if (ret)
 		t_fatal("ibv_query_device: %s", t_errname(ret));
-	if (attr->max_cqe <= 0)
-		t_fail("ibv_query_device: max_cqe %d, expected > 0", attr->max_cqe);
+	/* libfabric's verbs;ofi_rxm creates a CQ of 196608 entries. */
+	if (attr->max_cqe < 196608)
+		t_fail("ibv_query_device: max_cqe %d, expected >= 196608 (libfabric's ofi_rxm CQ)",
+		       attr->max_cqe);
 	if (!attr->max_mr_size)
 		t_fail("ibv_query_device: max_mr_size 0, expected > 0");
 	if (attr->max_pd <= 0 || attr->max_cq <= 0 || attr->max_mr <= 0)
@@ -246,6 +249,25 @@ static void check_cq_sizes(struct ibv_context *ctx, const struct ibv_device_attr
 	else {
 		if (cq->cqe < 4096)
 			t_fail("create_cq cqe 4096: cq->cqe %d", cq->cqe);
+		ibv_destroy_cq(cq);
+	}
+
+	/* The largest CQ: created, mapped, empty, and shrinkable. */
+	cq = ibv_create_cq(ctx, attr->max_cqe, NULL, NULL, 0);
+	if (!cq) {
+		t_fail("create_cq cqe max_cqe (%d): %s", attr->max_cqe, t_errname(errno));
+	} else {
+		if (cq->cqe < attr->max_cqe)
+			t_fail("create_cq cqe max_cqe (%d): cq->cqe %d", attr->max_cqe, cq->cqe);
+		n = ibv_poll_cq(cq, 4, wc);
+		if (n != 0)
+			t_fail("poll_cq on a new CQ of max_cqe entries returned %d, expected 0", n);
+		ret = ibv_resize_cq(cq, 16);
+		if (ret)
+			t_fail("resize_cq max_cqe -> 16: %s", t_errname(ret));
+		ret = ibv_resize_cq(cq, attr->max_cqe);
+		if (ret)
+			t_fail("resize_cq 16 -> max_cqe: %s", t_errname(ret));
 		ibv_destroy_cq(cq);
 	}
 
