@@ -33,9 +33,14 @@ bool scire_udata_in_ok(struct ib_udata *udata)
  * @attr: filled in.
  * @udata: UHW of QUERY_DEVICE_EX; scire defines none, so it must be empty.
  *
- * The limits are the SCIRE_MAX_* bounds of scire.h. Atomics are global
- * (IB_ATOMIC_GLOB): scire performs them on the target memory with CPU
- * atomic instructions, so they are atomic against the CPU too.
+ * The limits are the SCIRE_MAX_* bounds of scire.h. Atomics are reported
+ * as IB_ATOMIC_HCA, as mlx5 and rxe report them, although they are
+ * stronger: the responder performs them on the target memory with CPU
+ * atomic instructions, so they are atomic against the CPU too, which is
+ * what IB_ATOMIC_GLOB promises. UCX before 1.16 (bookworm has 1.13)
+ * enables verbs atomics only when atomic_cap equals IBV_ATOMIC_HCA and
+ * took GLOB for no atomics at all; HCA's promise (atomic among the
+ * device's own atomics) is one scire keeps.
  *
  * Return: 0, or -EINVAL for a non-empty UHW.
  */
@@ -78,7 +83,7 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mcast_grp = SCIRE_MAX_MCG;
 	attr->max_mcast_qp_attach = SCIRE_MAX_MCG_QP;
 	attr->max_total_mcast_qp_attach = SCIRE_MAX_MCG_ATTACH;
-	attr->atomic_cap = IB_ATOMIC_GLOB;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_RC_RNR_NAK_GEN |

@@ -67,6 +67,13 @@ static void check_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 	if (attr->max_cqe < 196608)
 		t_fail("ibv_query_device: max_cqe %d, expected >= 196608 (libfabric's ofi_rxm CQ)",
 		       attr->max_cqe);
+	/*
+	 * UCX before 1.16 uses a device's atomics only if atomic_cap is
+	 * exactly IBV_ATOMIC_HCA; scire's are stronger (GLOB) but say HCA.
+	 */
+	if (attr->atomic_cap != IBV_ATOMIC_HCA)
+		t_fail("ibv_query_device: atomic_cap %d, expected IBV_ATOMIC_HCA (%d): UCX 1.11-1.15 turns atomics off for anything else",
+		       attr->atomic_cap, IBV_ATOMIC_HCA);
 	if (!attr->max_mr_size)
 		t_fail("ibv_query_device: max_mr_size 0, expected > 0");
 	if (attr->max_pd <= 0 || attr->max_cq <= 0 || attr->max_mr <= 0)
