@@ -11,6 +11,9 @@ PREFIX	?= /usr
 DESTDIR	?=
 V	?= 0
 
+# scire's version: dkms.conf's PACKAGE_VERSION (Meson and debian/ read it too).
+VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+
 # Debian's linux-source-6.1 provides checkpatch.pl; scripts/setup unpacks it.
 CACHE		?= $(or $(SCIRE_CACHE),$(HOME)/.cache/scire)
 LINUX_SRC	?= $(CACHE)/linux-source-6.1
@@ -21,7 +24,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c ke
 	   include/uapi/rdma/scire-abi.h include/uapi/rdma/scire-scif-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean bench kernel-debug check-debug
+	clean bench kernel-debug check-debug deb
 
 all: kernel user ktest
 
@@ -129,6 +132,29 @@ install: all
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KABI); \
 	else echo "scire: run 'depmod -a $(KABI)' on the target"; fi
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
+
+# Debian packages (debian/) in $(BUILD)/deb/: scire-dkms, the provider,
+# libscif0, libscif-dev. Built from a copy of the tree's files (git's view:
+# tracked and untracked, not ignored) in $(BUILD)/deb/scire-$(VERSION), so
+# the checkout itself is left alone; lintian's errors fail the target.
+DEB_OUT	:= $(BUILD)/deb
+
+deb:
+	@command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || \
+		{ echo "scire: debhelper or dh-dkms missing: run sudo scripts/setup" >&2; exit 1; }
+	@cl=$$(dpkg-parsechangelog -SVersion); [ "$$cl" = "$(VERSION)" ] || \
+		{ echo "scire: debian/changelog is at $$cl, dkms.conf at $(VERSION)" >&2; exit 1; }
+	rm -rf $(DEB_OUT)
+	mkdir -p $(DEB_OUT)/scire-$(VERSION)
+	git ls-files -co --exclude-standard | while read -r f; do [ ! -e "$$f" ] || echo "$$f"; done | \
+		tar -cf - -T - | tar -xf - -C $(DEB_OUT)/scire-$(VERSION)
+	cd $(DEB_OUT)/scire-$(VERSION) && dpkg-buildpackage -us -uc -b
+	rm -rf $(DEB_OUT)/scire-$(VERSION)
+	@if command -v lintian >/dev/null; then \
+		echo "lintian $(DEB_OUT)/*.changes"; \
+		lintian --fail-on error $(DEB_OUT)/*.changes; \
+	else echo "scire: lintian missing: packages not checked" >&2; fi
+	@ls $(DEB_OUT)/*.deb
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
