@@ -28,7 +28,7 @@ ktest_round "$ko" "loopback, scire0"
 
 # make check's debug boot (the debug kernel without SCIRE_DEBUG_FULL=1)
 # keeps to this first round; make check-debug and the stock boot run all.
-if [ "${SCIRE_KERNEL:-stock}" = debug ] && [ "${SCIRE_DEBUG_FULL:-0}" != 1 ]; then
+if debug_quick; then
 	echo "debug kernel, make check's subset: the one-page-MR and rxe rounds are left to make check-debug"
 	exit 0
 fi

@@ -20,7 +20,7 @@ sizes="1 4096 65536 1048576"
 # The debug kernel (KASAN, lockdep, kmemleak) spends ~30 s of start-up per
 # pair: two sizes there, one short and one of 16 MTU-sized packets, unless
 # SCIRE_DEBUG_FULL=1 (make check-debug).
-if [ "${SCIRE_KERNEL:-stock}" = debug ] && [ "${SCIRE_DEBUG_FULL:-0}" != 1 ]; then
+if debug_quick; then
 	sizes="1 65536"
 fi
 port=18700

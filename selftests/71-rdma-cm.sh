@@ -29,7 +29,7 @@ echo "$dev on $netdev, $ip, GID index $gid"
 # each tool and the perftest cells of each transport and kind of op,
 # unless SCIRE_DEBUG_FULL=1 (make check-debug).
 full=1
-[ "${SCIRE_KERNEL:-stock}" != debug ] || [ "${SCIRE_DEBUG_FULL:-0}" = 1 ] || full=0
+! debug_quick || full=0
 rpings=("64 10" "4000 10" "65000 4")
 perftests=("ib_send_bw 65536" "ib_send_bw 2048 -c UD" "ib_write_bw 65536" "ib_read_bw 65536"
 	"ib_atomic_bw -" "ib_send_lat 4096" "ib_write_lat 4096" "ib_read_lat 4096")

@@ -29,7 +29,7 @@ sizes=()
 # 64 KiB there. At 1 MiB and path MTU 256 (4096 packets a message) its
 # wire path runs into RETRY_EXC_ERR (README: the debug-kernel lane), which
 # make check-debug (SCIRE_DEBUG_FULL=1: full sizes) still shows.
-if [ "${SCIRE_KERNEL:-stock}" = debug ] && [ "${SCIRE_DEBUG_FULL:-0}" != 1 ]; then
+if debug_quick; then
 	ops=${SCIRE_INTEGRITY_OPS:-200}
 	sizes=(-M 65536)
 fi

@@ -34,8 +34,8 @@ debug=0
 [ "${SCIRE_KERNEL:-stock}" = debug ] && debug=1
 # The debug kernel: 60 s in make check's debug boot, 120 s at full size
 # (make check-debug, SCIRE_DEBUG_FULL=1).
-dsecs=60
-[ "${SCIRE_DEBUG_FULL:-0}" != 1 ] || dsecs=120
+dsecs=120
+! debug_quick || dsecs=60
 secs=${FUZZ_SECONDS:-$([ "$debug" = 1 ] && echo "$dsecs" || echo 30)}
 procs=${FUZZ_PROCS:-4}
 kills=${FUZZ_KILLS:-2}

@@ -54,9 +54,7 @@ prog=$(need_prog scire_fault_nth) || exit 1
 addr=$(ip -4 -br addr show "$(dev_netdev "$dev")" | awk '{ print $3 }' | cut -d/ -f1)
 [ -n "$addr" ] || fail "$dev's netdev has no IPv4 address"
 
-quick=0
-[ "${SCIRE_KERNEL:-stock}" != debug ] || [ "${SCIRE_DEBUG_FULL:-0}" = 1 ] || quick=1
-if [ "$quick" = 1 ]; then
+if debug_quick; then
 	kinds=${FAULT_KINDS:-pd,cq,resize,qp,ud,srq,mr,mw,ah,modify,post}
 	secs=${FAULT_KIND_SECONDS:-12}
 else

@@ -995,6 +995,14 @@ pair_duo()
 	return "$rc"
 }
 
+# debug_quick: true in make check's debug boot (the debug kernel without
+# SCIRE_DEBUG_FULL=1), where a test slow under KASAN and lockdep may take
+# smaller sizes; false on the stock kernel and in make check-debug.
+debug_quick()
+{
+	[ "${SCIRE_KERNEL:-stock}" = debug ] && [ "${SCIRE_DEBUG_FULL:-0}" != 1 ]
+}
+
 # ktest_round KO WHAT: load the self-checking test module KO (its init runs
 # the checks and fails if any does), show its log lines, unload it. Fails
 # the test unless the module loaded and logged "NAME: PASS <n> checks" with
