@@ -127,6 +127,38 @@ enum scire_counter {
 	SCIRE_CNT_MAX,
 };
 
+/*
+ * Why a packet was not delivered or sent. Receive drops are counted (ICRC
+ * errors apart from the rest; reasons from SCIRE_DROP_TX_ROUTE on are of
+ * packets being sent); every drop frees the skb with kfree_skb(), so drop
+ * monitors see it too, and the tracepoint scire_drop names the reason.
+ */
+enum scire_drop_reason {
+	SCIRE_DROP_NOMEM,	/* receive: pull or trim failed */
+	SCIRE_DROP_MALFORMED,	/* UDP/IP shape, lengths, opcode, TVer, pad */
+	SCIRE_DROP_PKEY,	/* P_Key not the default partition */
+	SCIRE_DROP_DGID,	/* destination IP is not one of our GIDs */
+	SCIRE_DROP_ICRC,	/* ICRC mismatch */
+	SCIRE_DROP_QPN,		/* QP0, or multicast QPN and GID disagree */
+	SCIRE_DROP_NO_QP,	/* no such QP */
+	SCIRE_DROP_QP_TYPE,	/* opcode's transport differs from the QP's */
+	SCIRE_DROP_QP_PATH,	/* RC/UC packet not from the QP's peer */
+	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
+	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
+	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */
+};
+
+/*
+ * Why the requester sends again from an earlier PSN (IBA 9.7.5.2, 9.7.6.1.3):
+ * the tracepoint scire_rewind names it.
+ */
+enum scire_rewind_reason {
+	SCIRE_REWIND_TIMEOUT,	/* the transport timer expired */
+	SCIRE_REWIND_SEQ_NAK,	/* a PSN sequence error NAK */
+	SCIRE_REWIND_RNR_NAK,	/* an RNR NAK, after its timer */
+	SCIRE_REWIND_READ_GAP,	/* a READ or atomic response broke off */
+};
+
 /**
  * struct scire_stats - one CPU's share of a device's counters.
  * @cnt: indexed by enum scire_counter.

@@ -14,6 +14,7 @@
 #include <linux/jiffies.h>
 
 #include "scire.h"
+#include "scire_trace.h"
 
 /* RNR NAK timer field -> delay in microseconds (IBA 9.7.5.2.8, table 45). */
 static const u32 scire_rnr_usecs[32] = {
@@ -154,6 +155,7 @@ static void scire_comp_fail(struct scire_qp *qp, u8 status)
 		w = scire_req_wqe(req, qp->sq.consumer);
 		if (w->state == SCIRE_REQ_WQE_ERROR)
 			status = w->status;
+		trace_scire_wqe_fail(qp, req->comp_psn, status);
 		scire_comp_retire(qp, status, 0);
 	}
 }
@@ -182,7 +184,8 @@ static void scire_comp_advance(struct scire_qp *qp, u32 base, u32 psn)
  * event (several NAKs or ACKs naming the same point, with no progress in
  * between) go back only once; the timer covers a retransmission lost again.
  */
-static void scire_comp_go_back(struct scire_qp *qp, u32 psn)
+static void scire_comp_go_back(struct scire_qp *qp, u32 psn,
+			       enum scire_rewind_reason why)
 {
 	struct scire_req *req = &qp->req;
 
@@ -196,6 +199,7 @@ static void scire_comp_go_back(struct scire_qp *qp, u32 psn)
 	req->retry_left--;
 	req->went_back = true;
 	req->back_psn = psn;
+	trace_scire_rewind(qp, why, psn, req->retry_left);
 	scire_req_rewind(qp, psn);
 }
 
@@ -213,7 +217,7 @@ static void scire_comp_read_gap(struct scire_qp *qp)
 
 	if (req->read_retry)
 		return;
-	scire_comp_go_back(qp, req->comp_psn);
+	scire_comp_go_back(qp, req->comp_psn, SCIRE_REWIND_READ_GAP);
 	req->read_retry = true;
 }
 
@@ -422,6 +426,7 @@ static void scire_comp_rnr(struct scire_qp *qp, u32 base, u32 psn, u8 code)
 	/* A sequence NAK for the same PSN reports the same loss. */
 	req->went_back = true;
 	req->back_psn = psn;
+	trace_scire_rewind(qp, SCIRE_REWIND_RNR_NAK, psn, req->rnr_left);
 	scire_req_rewind(qp, psn);
 	WRITE_ONCE(req->retrans_armed, false);
 	del_timer(&req->retrans_timer);
@@ -445,17 +450,19 @@ static void scire_comp_ack(struct scire_qp *qp, struct sk_buff *skb,
 			scire_comp_advance(qp, base, psn + 1);
 		break;
 	case SCIRE_AETH_RNR_NAK:
+		trace_scire_nak_recv(qp, syn, psn);
 		scire_count(qp->sdev, SCIRE_CNT_RNR_NAK_RCVD, 1);
 		scire_comp_rnr(qp, base, psn, code);
 		break;
 	case SCIRE_AETH_NAK:
+		trace_scire_nak_recv(qp, syn, psn);
 		if (!scire_comp_walk(qp, base, psn, false))
 			break;
 		if (code == SCIRE_NAK_PSN_SEQ_ERR) {
 			scire_count(qp->sdev, SCIRE_CNT_SEQ_NAK_RCVD, 1);
 			/* All before the responder's expected PSN arrived. */
 			scire_comp_advance(qp, base, psn);
-			scire_comp_go_back(qp, psn);
+			scire_comp_go_back(qp, psn, SCIRE_REWIND_SEQ_NAK);
 			break;
 		}
 		status = scire_nak_status[code];
@@ -601,6 +608,8 @@ void scire_comp_timers(struct scire_qp *qp)
 	req->back_psn = req->comp_psn;
 	/* A READ asked again: what arrives before its new response is old. */
 	req->read_retry = true;
+	trace_scire_rewind(qp, SCIRE_REWIND_TIMEOUT, req->comp_psn,
+			   req->retry_left);
 	scire_req_rewind(qp, req->comp_psn);
 	scire_req_arm(qp, true);
 }

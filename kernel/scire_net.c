@@ -45,6 +45,7 @@
 #include <asm/unaligned.h>
 
 #include "scire.h"
+#include "scire_trace.h"
 
 /*
  * ICRC seed: the CRC-32 of eight 0xff bytes standing for the LRH, which a
@@ -117,25 +118,6 @@ static DEFINE_PER_CPU(struct scire_runset *, scire_tx_runset);
 /* Protects scire_ns_list, each scire_ns's @devs and socket pointers. */
 static DEFINE_MUTEX(scire_ns_lock);
 
-/*
- * Why a packet was not delivered or sent. Receive drops are counted (ICRC
- * errors apart from the rest); every drop frees the skb with kfree_skb(),
- * so drop monitors see it too.
- */
-enum scire_drop_reason {
-	SCIRE_DROP_NOMEM,	/* pull, trim or headroom allocation failed */
-	SCIRE_DROP_MALFORMED,	/* UDP/IP shape, lengths, opcode, TVer, pad */
-	SCIRE_DROP_PKEY,	/* P_Key not the default partition */
-	SCIRE_DROP_DGID,	/* destination IP is not one of our GIDs */
-	SCIRE_DROP_ICRC,	/* ICRC mismatch */
-	SCIRE_DROP_QPN,		/* QP0, or multicast QPN and GID disagree */
-	SCIRE_DROP_NO_QP,	/* no such QP */
-	SCIRE_DROP_QP_TYPE,	/* opcode's transport differs from the QP's */
-	SCIRE_DROP_QP_PATH,	/* RC/UC packet not from the QP's peer */
-	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
-	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
-};
-
 static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
 		       enum scire_drop_reason why)
 {
@@ -143,6 +125,7 @@ static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
 		scire_count(sdev, SCIRE_CNT_ICRC_ERRORS, 1);
 	else if (why < SCIRE_DROP_TX_ROUTE)
 		scire_count(sdev, SCIRE_CNT_RX_DROPS, 1);
+	trace_scire_drop(sdev, skb, why);
 	kfree_skb(skb);
 }
 
@@ -1372,7 +1355,7 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	/* Also a caller still holding a reference gets its bytes intact. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb || (!unit && scire_tx_room(sdev, av, skb))) {
-		scire_drop(sdev, skb, SCIRE_DROP_NOMEM);
+		scire_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
 		return -ENOMEM;
 	}
 	/* The caller's cb (if any) must not be read as IP control block. */
@@ -1467,7 +1450,7 @@ drop_route:
 
 drop_nomem:
 	rcu_read_unlock();
-	scire_drop(sdev, skb, SCIRE_DROP_NOMEM);
+	scire_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
 	return -ENOMEM;
 
 drop_invalid:

@@ -29,6 +29,7 @@
 #include <linux/sched/mm.h>
 
 #include "scire.h"
+#include "scire_trace.h"
 
 /* Received packets a QP may have waiting; more are dropped (retransmitted). */
 #define SCIRE_QP_RXQ_MAX	4096
@@ -202,11 +203,23 @@ static void scire_qp_event(struct scire_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/*
+ * Publish @new as the QP's state; a change is traced. Caller holds
+ * state_lock.
+ */
+static void scire_qp_set_state(struct scire_qp *qp, enum ib_qp_state new)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (qp->state != new)
+		trace_scire_qp_state(qp, qp->state, new);
+	WRITE_ONCE(qp->state, new);
+}
+
 /* Enter ERR. Caller holds state_lock and kicks the worker afterwards. */
 static void scire_qp_enter_err(struct scire_qp *qp)
 {
 	lockdep_assert_held(&qp->state_lock);
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	scire_qp_set_state(qp, IB_QPS_ERR);
 	qp->sq_draining = false;
 	scire_wq_set_error(&qp->sq);
 	if (!qp->srq)
@@ -313,7 +326,7 @@ void scire_qp_sq_error(struct scire_qp *qp)
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
-		WRITE_ONCE(qp->state, IB_QPS_SQE);
+		scire_qp_set_state(qp, IB_QPS_SQE);
 		qp->sq_draining = false;
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
@@ -794,7 +807,7 @@ static void scire_qp_stop(struct scire_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	scire_qp_set_state(qp, IB_QPS_RESET);
 	qp->sq_draining = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
@@ -968,7 +981,7 @@ static int scire_qp_transition(struct scire_qp *qp,
 		} else if (new != IB_QPS_SQD) {
 			qp->sq_draining = false;
 		}
-		WRITE_ONCE(qp->state, new);
+		scire_qp_set_state(qp, new);
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 unlock:

@@ -21,6 +21,7 @@
 #include <asm/unaligned.h>
 
 #include "scire.h"
+#include "scire_trace.h"
 
 #define RC_OP(op)	(SCIRE_OP_RC | SCIRE_OP_##op)
 
@@ -282,6 +283,7 @@ void scire_req_start(struct scire_qp *qp)
 	} else {
 		req->mtu = clamp_t(u32, qp->mtu, 256, 4096);
 	}
+	trace_scire_req_path(qp, req->local, req->mtu);
 	req->retry_left = qp->retry_cnt;
 	req->rnr_left = qp->rnr_retry;
 	req->noack = 0;

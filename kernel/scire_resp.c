@@ -23,6 +23,7 @@
 #include <asm/unaligned.h>
 
 #include "scire.h"
+#include "scire_trace.h"
 
 #define SCIRE_RESP_MAX_MSG	BIT(31)	/* the IBA's largest message */
 #define SCIRE_RESP_TRANSPORT	0xe0	/* BTH opcode bits 7:5 */
@@ -154,6 +155,7 @@ static void scire_resp_nak(struct scire_qp *qp, u8 syndrome, u32 psn)
 {
 	if (!scire_resp_is_rc(qp))
 		return;
+	trace_scire_nak_send(qp, syndrome, psn);
 	scire_resp_ack_before(qp, psn);
 	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_ACKNOWLEDGE, syndrome,
 			    psn, qp->resp.msn, 0);
