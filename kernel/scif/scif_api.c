@@ -296,8 +296,9 @@ EXPORT_SYMBOL_GPL(scif_listen);
  * O_NONBLOCK is not offered: the call always blocks.)
  *
  * Context: process; sleeps, interruptible.
- * Return: the local port; -EINVAL for a NULL @dst or port 0;
- * -EISCONN if connected already; -EOPNOTSUPP if listening; -ECONNREFUSED
+ * Return: the local port; -EINVAL for a NULL @dst or port 0, or if the
+ * endpoint's connection was lost (as upstream SCIF); -EISCONN if connected
+ * already; -EOPNOTSUPP if listening; -ECONNREFUSED
  * if nobody listens on the port or its backlog is full; -ENODEV if the
  * node is unknown or does not answer; -ENOSPC if no local port is free;
  * -ETIMEDOUT; -EINTR; -ENOMEM.
@@ -323,6 +324,10 @@ int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
 		break;
 	case SCIFEP_LISTENING:
 		ret = -EOPNOTSUPP;
+		goto out;
+	case SCIFEP_DISCONNECTED:
+		/* A connection, once lost, is not made again on its endpoint. */
+		ret = -EINVAL;
 		goto out;
 	default:
 		ret = -EISCONN;

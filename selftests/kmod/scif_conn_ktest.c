@@ -19,7 +19,8 @@
  *   - a backlog of 1: the second connect is refused (ECONNREFUSED);
  *   - connect to a port nobody listens on: ECONNREFUSED;
  *   - the peer closes: recv returns what was sent, then ECONNRESET;
- *     send fails with ECONNRESET; poll reports EPOLLHUP.
+ *     send fails with ECONNRESET; poll reports EPOLLHUP; connecting that
+ *     endpoint again fails with EINVAL.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -262,6 +263,9 @@ static void run(void)
 	CHECK(ret == -ECONNRESET, "recv once drained: %d", ret);
 	ret = scif_send(nep, small, 1, 0);
 	CHECK(ret == -ECONNRESET, "send to a closed peer: %d", ret);
+	/* An endpoint is connected once (as upstream SCIF). */
+	ret = scif_connect(nep, &c.dst);
+	CHECK(ret == -EINVAL, "connect on an endpoint whose peer closed: %d", ret);
 out:
 	if (nep)
 		scif_close(nep);
