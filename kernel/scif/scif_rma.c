@@ -609,7 +609,13 @@ static void scif_win_tell_unreg(struct scif_endpt *ep, u64 offset)
 {
 	struct scif_unreg_msg msg = { .offset = cpu_to_le64(offset) };
 
-	scif_msg_call(ep, SCIF_MSG_UNREGISTER, &msg, sizeof(msg), NULL, 0, SCIF_TIMEOUT);
+	/*
+	 * The peer itself waits up to SCIF_TIMEOUT for its RMAs into the
+	 * window before it answers: waiting only as long here would free the
+	 * MRs under an RMA the peer still counts as running.
+	 */
+	scif_msg_call(ep, SCIF_MSG_UNREGISTER, &msg, sizeof(msg), NULL, 0,
+		      2 * SCIF_TIMEOUT);
 }
 
 /*
