@@ -432,26 +432,45 @@ static pthread_t cm_thread;
 static volatile int cm_stop;
 #define CM_PORT 18777
 
-/* The passive side: accept every request, let disconnects go. */
-static void *cm_listener(void *arg)
+/*
+ * The QP attributes of one rdma_create_qp(), fresh for every call: it
+ * writes back into them, send_cq and recv_cq included (librdmacm's
+ * memcpy of the whole ibv_qp_init_attr), so a second call with the same
+ * attributes would create no CQs and hand the first id's CQs, destroyed
+ * with that id's QP, to the new QP: a use after free in librdmacm's
+ * ibv_cq structures whose stale handles the kernel no longer has (ENOENT
+ * from QP_CREATE), or reuses for another CQ.
+ */
+static struct ibv_qp_init_attr cm_qp_attr(void)
 {
-	struct rdma_cm_event *ev;
-	struct ibv_qp_init_attr qa = {
+	return (struct ibv_qp_init_attr){
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
+}
+
+/* The passive side: accept every request, let disconnects go. */
+static void *cm_listener(void *arg)
+{
+	struct rdma_cm_event *ev;
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
 				      .rnr_retry_count = 7 };
 
 	while (!cm_stop && !rdma_get_cm_event(cm_listen_ch, &ev)) {
 		struct rdma_cm_id *id = ev->id;
 		enum rdma_cm_event_type type = ev->event;
+		struct ibv_qp_init_attr qa = cm_qp_attr();
 
 		rdma_ack_cm_event(ev);
 		switch (type) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			if (rdma_create_qp(id, NULL, &qa) || rdma_accept(id, &cp)) {
+			/* The QP runs on the CQs librdmacm made for this id. */
+			if (!rdma_create_qp(id, NULL, &qa) &&
+			    (!id->send_cq || !id->recv_cq || id->qp->send_cq != id->send_cq ||
+			     id->qp->recv_cq != id->recv_cq))
+				t_fail("cm listener: the QP's CQs are not its id's");
+			if (!id->qp || rdma_accept(id, &cp)) {
 				printf("    cm listener: cannot %s a request: %s\n",
 				       id->qp ? "accept" : "make a QP for", t_errname(errno));
 				if (id->qp)
@@ -556,11 +575,7 @@ static int cm_wait(enum rdma_cm_event_type want)
 static int cm_op(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(CM_PORT) };
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
+	struct ibv_qp_init_attr qa = cm_qp_attr();
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
 				      .retry_count = 7, .rnr_retry_count = 7 };
 	int ret;
