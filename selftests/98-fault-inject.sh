@@ -31,11 +31,8 @@
 #
 # The debug boot of make check takes each kind for at most
 # FAULT_KIND_SECONDS (default 12 s on the debug kernel; 0, no limit, with
-# SCIRE_DEBUG_FULL=1 or elsewhere) and leaves out link and cm (FAULT_KINDS
-# picks kinds: a comma list). cm does not pass yet: after the first
-# injected failure in the client's calls, every later request fails in the
-# listener's rdma_create_qp() with ENOENT, librdmacm's PD handle gone
-# (README, the lane's open findings). Needs a kernel with fault injection: the debug
+# SCIRE_DEBUG_FULL=1 or elsewhere) and leaves out link (FAULT_KINDS picks
+# kinds: a comma list). Needs a kernel with fault injection: the debug
 # kernel (scripts/vm --kernel debug); skipped elsewhere.
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -55,7 +52,7 @@ addr=$(ip -4 -br addr show "$(dev_netdev "$dev")" | awk '{ print $3 }' | cut -d/
 [ -n "$addr" ] || fail "$dev's netdev has no IPv4 address"
 
 if debug_quick; then
-	kinds=${FAULT_KINDS:-pd,cq,resize,qp,ud,srq,mr,mw,ah,modify,post}
+	kinds=${FAULT_KINDS:-pd,cq,resize,qp,ud,srq,mr,mw,ah,modify,post,cm}
 	secs=${FAULT_KIND_SECONDS:-12}
 else
 	kinds=${FAULT_KINDS:-pd,cq,resize,qp,ud,srq,mr,mw,ah,modify,post,cm,link}
