@@ -540,6 +540,7 @@ static struct rdma_cm_event *cm_event(int secs)
 		errno = ETIMEDOUT;
 		return NULL;
 	}
+	errno = 0;	/* what librdmacm's processing of the event sets (cm_wait) */
 	return rdma_get_cm_event(cm_ch, &ev) ? NULL : ev;
 }
 
@@ -551,7 +552,7 @@ static struct rdma_cm_event *cm_event(int secs)
 static int cm_wait(enum rdma_cm_event_type want)
 {
 	struct rdma_cm_event *ev = cm_event(60);
-	int ret;
+	int ret, err = errno;
 
 	if (!ev) {
 		if (errno != ETIMEDOUT)
@@ -560,10 +561,21 @@ static int cm_wait(enum rdma_cm_event_type want)
 		       rdma_event_str(want));
 		return -1;
 	}
-	ret = ev->event == want ? 0 : ev->status < 0 ? -ev->status : ECONNREFUSED;
+	/*
+	 * Status -1 with errno set: librdmacm's own processing of the event
+	 * failed (querying the address or path, moving the QP to RTR/RTS on
+	 * CONNECT_RESPONSE) and it reports that as -1, the cause in errno.
+	 */
+	if (ev->event == want)
+		ret = 0;
+	else if (ev->status == -1 && err > 0)
+		ret = err;
+	else
+		ret = ev->status < 0 ? -ev->status : ECONNREFUSED;
 	if (ret)
-		printf("    cm: N=%lu: %s (status %d) instead of %s\n", cur_n,
-		       rdma_event_str(ev->event), ev->status, rdma_event_str(want));
+		printf("    cm: N=%lu: %s (status %d, %s) instead of %s\n", cur_n,
+		       rdma_event_str(ev->event), ev->status, t_errname(ret),
+		       rdma_event_str(want));
 	rdma_ack_cm_event(ev);
 	return ret;
 }
