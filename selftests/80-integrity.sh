@@ -30,7 +30,7 @@ sizes=()
 # wire path runs into RETRY_EXC_ERR (README: the debug-kernel lane), which
 # make check-debug (SCIRE_DEBUG_FULL=1: full sizes) still shows.
 if debug_quick; then
-	ops=${SCIRE_INTEGRITY_OPS:-200}
+	ops=${SCIRE_INTEGRITY_OPS:-120}
 	sizes=(-M 65536)
 fi
 

@@ -26,7 +26,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 prog=$(need_prog scire_fuzz_wire) || exit 1
-secs=${FUZZ_SECONDS:-40}
+# make check's debug boot (debug_quick): 20 s, for its time budget.
+secs=${FUZZ_SECONDS:-$(debug_quick && echo 20 || echo 40)}
 pkts=${FUZZ_PACKETS:-}
 seed=${FUZZ_SEED:-}
 # One injector per CPU: the victim's receive path runs on the sender's.
