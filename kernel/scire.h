@@ -27,6 +27,7 @@
 
 #include <rdma/scire-abi.h>
 
+#include "scire_compat.h"
 #include "scire_hdr.h"
 
 /*
@@ -824,7 +825,7 @@ enum ib_mtu scire_active_mtu(struct scire_dev *sdev);
 
 /* scire_cq.c */
 int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata);
+		    struct scire_cq_uarg *uarg);
 int scire_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int scire_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int scire_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);

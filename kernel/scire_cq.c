@@ -102,16 +102,18 @@ ALLOW_ERROR_INJECTION(scire_cq_respond, ERRNO);
  * @ibcq: the core-allocated CQ.
  * @attr: requested entries (1..max_cqe), completion vector; no flags are
  *	  supported.
- * @udata: CREATE_CQ UHW: no request fields; the response is
- *	   struct scire_create_cq_resp. NULL for a kernel caller.
+ * @uarg: the udata, or on kernels since 6.11 the attribute bundle holding
+ *	  it (scire_compat.h). CREATE_CQ UHW: no request fields; the response
+ *	  is struct scire_create_cq_resp. NULL for a kernel caller.
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad entry count, a non-zero UHW request or a
  * short response buffer; -EOPNOTSUPP for creation flags; -ENOMEM.
  */
 int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata)
+		    struct scire_cq_uarg *uarg)
 {
+	struct ib_udata *udata = scire_cq_udata(uarg);
 	struct scire_dev *sdev = to_sdev(ibcq->device);
 	struct scire_cq *cq = to_scq(ibcq);
 	int ret;

@@ -42,7 +42,6 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
-#include <asm/unaligned.h>
 
 #include "scire.h"
 #include "scire_trace.h"
@@ -569,7 +568,7 @@ static struct socket *scire_sock_create(struct net *net, struct scire_ns *ns,
 	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off; QPs of
 	 * this host attached to a group must hear what is sent to it.
 	 */
-	inet_sk(sock->sk)->mc_loop = 1;
+	scire_sk_set_mc_loop(sock->sk);
 	return sock;
 }
 

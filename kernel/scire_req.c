@@ -18,7 +18,6 @@
 #include <linux/jiffies.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-#include <asm/unaligned.h>
 
 #include "scire.h"
 #include "scire_trace.h"

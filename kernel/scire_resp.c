@@ -20,7 +20,6 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/slab.h>
-#include <asm/unaligned.h>
 
 #include "scire.h"
 #include "scire_trace.h"

@@ -314,7 +314,7 @@ static int scire_mmap_pages(struct vm_area_struct *vma, void *addr)
 	unsigned long uaddr;
 	int ret;
 
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
 		ret = vm_insert_page(vma, uaddr, vmalloc_to_page(addr));
 		if (ret)
@@ -348,7 +348,7 @@ int scire_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rdma)
 		return -EINVAL;
 	entry = container_of(rdma, struct scire_mmap_entry, rdma);
-	vma->vm_flags &= ~VM_MAYEXEC;
+	vm_flags_clear(vma, VM_MAYEXEC);
 	ret = scire_mmap_pages(vma, entry->addr);
 	rdma_user_mmap_entry_put(rdma);
 	return ret;

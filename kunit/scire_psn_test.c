@@ -9,7 +9,6 @@
  */
 #include <kunit/test.h>
 #include <linux/prandom.h>
-#include <asm/unaligned.h>
 
 #define SCIRE_TEST_PSN_HALF	BIT(23)
 

@@ -489,7 +489,6 @@ static const struct file_operations scif_fops = {
 	.poll = scif_fd_poll,
 	.unlocked_ioctl = scif_fd_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice scif_misc = {

@@ -44,6 +44,8 @@
 #include <rdma/rdma_cm.h>
 #include <linux/scif.h>
 
+#include "../scire_compat.h"
+
 #include "scif_rma.h"
 
 #define SCIF_CM_PORT		23583	/* default of module parameter cm_port */
