@@ -3,8 +3,14 @@
 # scire top-level build. `make` builds kernel/scire.ko (Kbuild, against
 # Debian's linux-headers-amd64 unless KDIR= says otherwise) and the user
 # side (Meson: libscire-rdmav34.so and the selftest programs) in $(BUILD).
+# `make KABI=<abi>` builds the modules for another Debian kernel ABI, such
+# as bookworm's 6.12 (scripts/kabi --612), against
+# /usr/src/linux-headers-<abi>, into $(BUILD)/k-<abi>/ (scripts/vm
+# --kernel <abi> loads them from there); the tree's own kernel/*.ko stay
+# the default kernel's.
 
-KABI	?= $(shell scripts/kabi 2>/dev/null)
+KABI_DEFAULT := $(shell scripts/kabi 2>/dev/null)
+KABI	?= $(KABI_DEFAULT)
 KDIR	?= /usr/src/linux-headers-$(KABI)
 BUILD	?= build
 PREFIX	?= /usr
@@ -40,14 +46,32 @@ deps-ok:
 		exit 1; \
 	fi
 
+# link_tree DIR: DIR becomes a tree of symlinks to the kernel sources, so
+# a build for another kernel leaves the objects in kernel/ alone (Kbuild
+# writes its objects next to the sources). Links to files since removed go.
+link_tree = mkdir -p $(1) && \
+	find Kbuild include kunit kernel selftests/kmod \
+		\( -name '*.[ch]' -o -name Kbuild -o -name scire_compat_probe \) \
+		! -name '*.mod.c' -print | \
+	while read -r f; do \
+		mkdir -p "$(1)/$$(dirname $$f)"; \
+		ln -sfn "$(CURDIR)/$$f" "$(1)/$$f"; \
+	done; \
+	find $(1) -xtype l -delete
+
+# Where the modules are built: in the tree for the default kernel, in a
+# linked tree of $(BUILD) for any other KABI.
+KOUT	:= $(if $(filter $(KABI_DEFAULT),$(KABI)),$(CURDIR),$(abspath $(BUILD))/k-$(KABI))
+
 kernel: deps-ok
-	$(MAKE) -C $(KDIR) M=$(CURDIR) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
+	@[ "$(KOUT)" = "$(CURDIR)" ] || { $(call link_tree,$(KOUT)); }
+	$(MAKE) -C $(KDIR) M=$(KOUT) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules
 
 # The selftest modules in selftests/kmod/; the SCIF ones link against
 # scire_scif.ko's exports, so they need the module build's Module.symvers.
 ktest: kernel
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
-		KBUILD_EXTRA_SYMBOLS=$(CURDIR)/Module.symvers modules
+	$(MAKE) -C $(KDIR) M=$(KOUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
+		KBUILD_EXTRA_SYMBOLS=$(KOUT)/Module.symvers modules
 
 # scire.ko (with its KUnit suites) and scire_ktest.ko for the debug kernel
 # of scripts/debug-kernel, in $(BUILD)/kdebug/: a tree of symlinks to the
@@ -58,14 +82,7 @@ KDEBUG_OUT := $(abspath $(BUILD))/kdebug
 kernel-debug:
 	@d=$$(SCIRE_CACHE=$(CACHE) scripts/debug-kernel dir) || \
 		{ echo "scire: no debug kernel in $(CACHE): run sudo scripts/setup" >&2; exit 1; }; \
-	mkdir -p $(KDEBUG_OUT) && \
-	find Kbuild include kunit kernel selftests/kmod \
-		\( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c' -print | \
-	while read -r f; do \
-		mkdir -p "$(KDEBUG_OUT)/$$(dirname $$f)"; \
-		ln -sfn "$(CURDIR)/$$f" "$(KDEBUG_OUT)/$$f"; \
-	done; \
-	find $(KDEBUG_OUT) -xtype l -delete; \
+	$(call link_tree,$(KDEBUG_OUT)); \
 	$(MAKE) -C $$d/src M=$(KDEBUG_OUT) KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror modules && \
 	$(MAKE) -C $$d/src M=$(KDEBUG_OUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
 		KBUILD_EXTRA_SYMBOLS=$(KDEBUG_OUT)/Module.symvers modules
@@ -80,7 +97,8 @@ user: deps-ok
 sparse: deps-ok
 	@command -v sparse >/dev/null || { echo "scire: sparse missing: run scripts/setup" >&2; exit 1; }
 	@mkdir -p $(BUILD)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CF="-D__CHECK_ENDIAN__" modules > $(BUILD)/sparse.log 2>&1 || \
+	@[ "$(KOUT)" = "$(CURDIR)" ] || { $(call link_tree,$(KOUT)); }
+	$(MAKE) -C $(KDIR) M=$(KOUT) C=2 CF="-D__CHECK_ENDIAN__" modules > $(BUILD)/sparse.log 2>&1 || \
 		{ cat $(BUILD)/sparse.log; exit 1; }
 	@cat $(BUILD)/sparse.log
 	@if grep -qE '(warning|error):' $(BUILD)/sparse.log; then \
@@ -133,8 +151,8 @@ bench:
 MODDIR	:= /lib/modules/$(KABI)/updates
 
 install: all
-	install -D -m 644 kernel/scire.ko $(DESTDIR)$(MODDIR)/scire.ko
-	install -D -m 644 kernel/scif/scire_scif.ko $(DESTDIR)$(MODDIR)/scire_scif.ko
+	install -D -m 644 $(KOUT)/kernel/scire.ko $(DESTDIR)$(MODDIR)/scire.ko
+	install -D -m 644 $(KOUT)/kernel/scif/scire_scif.ko $(DESTDIR)$(MODDIR)/scire_scif.ko
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KABI); \
 	else echo "scire: run 'depmod -a $(KABI)' on the target"; fi
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
