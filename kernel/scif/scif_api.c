@@ -501,7 +501,9 @@ int scif_close(scif_epd_t epd)
 		/*
 		 * What was sent and the RMAs in flight complete before the
 		 * connection ends (a disconnect would flush them): every
-		 * send queue slot comes back, by success or by error.
+		 * send queue slot comes back, by success or by error. Once
+		 * the peer has disconnected, nothing of ours can succeed any
+		 * more: the rdma_cm handler has flushed it already.
 		 */
 		wait_event_timeout(ep->wq, READ_ONCE(ep->sq_avail) == SCIF_SQ_DEPTH ||
 				   !ep->qp, SCIF_TIMEOUT);

@@ -138,6 +138,16 @@ static int scif_cm_ep_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_DISCONNECTED:
 		scif_cm_event(ep, ev->event, -ECONNRESET);
 		scif_conn_lost(ep);
+		/*
+		 * The peer's QP is in the error state from now on and drops
+		 * what reaches it, so a send of ours it has not acknowledged
+		 * (a window update or a request posted as it closed) would
+		 * end only after every RC retry: 8 local ACK timeouts, 18 s
+		 * under rdma_cm's RoCE timeout, all spent in scif_close(),
+		 * which waits for the send queue. Move our QP to the error
+		 * state now (and answer the DREQ), which flushes them.
+		 */
+		rdma_disconnect(id);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
