@@ -345,7 +345,7 @@ int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
 		scif_ep_set_state(ep, SCIFEP_BOUND);
 		goto unbind;
 	}
-	scif_ep_set_state(ep, SCIFEP_CONNECTED);
+	scif_conn_established(ep);
 	ret = ep->port.port;
 	goto out;
 unbind:
@@ -445,7 +445,7 @@ int scif_accept(scif_epd_t epd, struct scif_port_id *peer, scif_epd_t *newepd,
 	}
 	scif_ep_put(nep->listener);
 	nep->listener = NULL;
-	scif_ep_set_state(nep, SCIFEP_CONNECTED);
+	scif_conn_established(nep);
 	*peer = nep->peer;
 	*newepd = nep;
 	return 0;

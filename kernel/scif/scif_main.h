@@ -148,7 +148,8 @@ struct scif_buf {
  * @peer: the connected peer's port id
  * @wq: state changes, stream data in, send window, pending connections
  * @conn_err: why a connect or accept failed (negative errno), set by the
- *	rdma_cm handler
+ *	rdma_cm handler; -ECONNRESET also when the connection is lost
+ *	before the connect or accept returns (scif_conn_lost())
  * @cm_event: the last rdma_cm event seen, for scif_connect()'s steps
  * @backlog: maximum pending connection requests of a listener
  * @npending: connection requests on @pending
@@ -278,6 +279,7 @@ void scif_sq_put(struct scif_endpt *ep, int n);
 int scif_conn_setup(struct scif_endpt *ep);
 void scif_conn_teardown(struct scif_endpt *ep);
 void scif_conn_lost(struct scif_endpt *ep);
+void scif_conn_established(struct scif_endpt *ep);
 int scif_stream_send(struct scif_endpt *ep, const void *buf, int len, bool block);
 int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block);
 

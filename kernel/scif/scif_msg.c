@@ -65,7 +65,9 @@ static bool scif_rx_ready(struct scif_endpt *ep)
  * @ep: the endpoint
  *
  * A connected endpoint becomes SCIFEP_DISCONNECTED: what it received can
- * still be read, every other call fails with ECONNRESET. Waiters wake.
+ * still be read, every other call fails with ECONNRESET. One still
+ * connecting remembers it in @ep->conn_err, for scif_conn_established().
+ * Waiters wake.
  *
  * Context: any; does not sleep.
  */
@@ -77,6 +79,8 @@ void scif_conn_lost(struct scif_endpt *ep)
 	if (ep->state == SCIFEP_CONNECTED) {
 		ep->state = SCIFEP_DISCONNECTED;
 		lost = true;
+	} else if (ep->state == SCIFEP_CONNECTING && !ep->conn_err) {
+		ep->conn_err = -ECONNRESET;
 	}
 	spin_unlock(&ep->slock);
 	if (lost)
@@ -472,6 +476,17 @@ static void scif_ctl_work(struct work_struct *work)
 	struct scif_endpt *ep = container_of(work, struct scif_endpt, ctl_work);
 	struct scif_ctl *ctl;
 
+	/*
+	 * The side that connects is established first and may send a request
+	 * at once (scif_register() right after scif_connect()); it can reach
+	 * the accepting side before rdma_cm has told it the connection is
+	 * established, and either side before its own connect or accept has
+	 * returned. A reply cannot be posted then (the endpoint is not yet
+	 * connected) and, lost, would leave the requester waiting for
+	 * SCIF_TIMEOUT: requests wait here for scif_conn_established().
+	 */
+	if (READ_ONCE(ep->state) == SCIFEP_CONNECTING)
+		return;
 	for (;;) {
 		spin_lock(&ep->slock);
 		ctl = list_first_entry_or_null(&ep->ctl_list, struct scif_ctl, list);
@@ -600,6 +615,25 @@ int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block)
 }
 
 /* --- setting up and tearing down -------------------------------------------------- */
+
+/**
+ * scif_conn_established() - a connect or accept has completed
+ * @ep: the endpoint, state SCIFEP_CONNECTING, its connection established
+ *
+ * The endpoint becomes SCIFEP_CONNECTED, or SCIFEP_DISCONNECTED if the
+ * connection was lost meanwhile (scif_conn_lost()), and the peer's control
+ * requests that arrived before are handled now (scif_ctl_work()).
+ *
+ * Context: process.
+ */
+void scif_conn_established(struct scif_endpt *ep)
+{
+	spin_lock(&ep->slock);
+	ep->state = ep->conn_err ? SCIFEP_DISCONNECTED : SCIFEP_CONNECTED;
+	spin_unlock(&ep->slock);
+	wake_up_all(&ep->wq);
+	queue_work(system_wq, &ep->ctl_work);
+}
 
 /**
  * scif_msg_ep_init() - the message part of a new endpoint
