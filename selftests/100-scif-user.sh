@@ -7,7 +7,12 @@
 # on this VM's one node (node 0, unconfigured: client and server forked,
 # loopback through scire0), and between two nodes, nsA (node 1) and nsB
 # (node 2), network namespaces joined by a veth pair with scireA and
-# scireB on its ends, the node table set through configfs.
+# scireB on its ends, the node table set through configfs. Round 1 also
+# runs "scif_user closes": connections from one reused port, each with a
+# window registered right after connect and closed by both sides at once
+# while a request is in flight, on the fast path and on the wire path; no
+# close may hang (a bound of seconds) or wait out the RC retries (scire's
+# retry_exceeded counter must not rise).
 # shellcheck disable=SC2317 # functions run by trap
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -30,6 +35,26 @@ trap cleanup EXIT
 
 echo "# round 1: node 0, loopback"
 timeout 300 "$prog" loop || fail "scif_user loop failed (status $?)"
+
+dev=$SCIRE_DEV
+closes_round()
+{
+	local before after
+
+	# rxe has no such counter: the bound on each close still holds.
+	before=$(rdma_counter "$dev" retry_exceeded) || before=
+	timeout 300 "$prog" closes 10 || return 1
+	[ -z "$before" ] && return 0
+	after=$(rdma_counter "$dev" retry_exceeded)
+	[ "$after" = "$before" ] || {
+		echo "retry_exceeded of $dev rose from $before to $after: a send was left to the RC retries"
+		return 1
+	}
+}
+for mode in $(fast_path_modes "$dev"); do
+	echo "# round 1, closes: $(fast_path_name "$mode")"
+	run_fast_path "$mode" "$dev" closes_round || fail "scif_user closes failed ($(fast_path_name "$mode"))"
+done
 
 echo "# round 2: node 1 (nsA) <-> node 2 (nsB)"
 topo_scire_pair

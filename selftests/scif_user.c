@@ -5,6 +5,7 @@
  *   scif_user server PORT        accept one connection on PORT, serve it
  *   scif_user client NODE PORT   connect to NODE:PORT and run the checks
  *   scif_user loop               both, forked, on this node (loopback)
+ *   scif_user closes N           N short connections, forked, on this node
  *
  * The client checks: node ids, bind rules, connect/accept, a 1 MiB
  * byte-exact stream each way (blocking and non-blocking), poll, the
@@ -15,6 +16,18 @@
  * fence signal of local and remote values, and ECONNRESET after the peer
  * closes. The server does what the client asks over the stream and checks
  * what the client wrote into its window.
+ *
+ * closes: N connections one after the other, each from the same fixed
+ * client port, rebound right after the last close. The client registers a
+ * window right after scif_connect() returns (its request can reach the
+ * server before the server's accept has returned: that reply was once
+ * lost, and scif_register() failed with ETIMEDOUT after 30 s), exchanges
+ * 8 bytes and closes at once, while the server registers a window of its
+ * own (that request meets a peer that is closing: once it was never
+ * acknowledged, and the server's scif_close() waited out every RC retry,
+ * about 18 s). Each register must succeed, or fail with ECONNRESET on the
+ * server, and each close must return within CLOSE_BOUND seconds, a bound
+ * on a hang, not a speed target (a close takes milliseconds).
  *
  * Output: one line per check, "ok" or "not ok"; exit status 0 when all
  * pass, 1 otherwise.
@@ -27,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <scif.h>
@@ -34,6 +48,8 @@
 #define WIN_LEN		(1 << 20)	/* bytes of each side's window */
 #define SRV_OFF		0x40000000	/* where the server's window is fixed */
 #define STREAM_LEN	(1 << 20)
+#define CLOSES_PORT	2110	/* the closes server's port; the client's is +1 */
+#define CLOSE_BOUND	5.0	/* seconds: a close taking longer hangs */
 
 static int failures, checks;
 static const char *who = "client";
@@ -385,6 +401,137 @@ static int client(unsigned short node, unsigned short port)
 	return failures ? 1 : 0;
 }
 
+/* --- closes --------------------------------------------------------------- */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Close @epd of connection @i; fail the check if it hangs. */
+static void timed_close(scif_epd_t epd, int i)
+{
+	double t = now();
+
+	scif_close(epd);
+	t = now() - t;
+	if (t > CLOSE_BOUND)
+		check(0, "connection %d: scif_close took %.1f s (bound %.0f s)", i, t,
+		      CLOSE_BOUND);
+}
+
+static int closes_server(int n, int ready_fd)
+{
+	struct scif_port_id peer;
+	scif_epd_t lep, epd;
+	unsigned char *win;
+	long long msg;
+	off_t off;
+	int i;
+
+	who = "closes server";
+	win = xwindow();
+	lep = scif_open();
+	if (lep < 0)
+		die("scif_open");
+	if (scif_bind(lep, CLOSES_PORT) != CLOSES_PORT)
+		die("scif_bind");
+	if (scif_listen(lep, 4))
+		die("scif_listen");
+	if (write(ready_fd, "r", 1) != 1)
+		die("ready");
+	close(ready_fd);
+	for (i = 0; i < n; i++) {
+		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
+			die("scif_accept");
+		xrecv(epd, &msg, sizeof(msg));
+		xsend(epd, &msg, sizeof(msg));
+		/* The client is closing now: our request meets a closing peer. */
+		errno = 0;
+		off = scif_register(epd, win, WIN_LEN, 0, SCIF_PROT_READ, 0);
+		if (off == SCIF_REGISTER_FAILED && errno != ECONNRESET)
+			check(0, "connection %d: register as the peer closes is"
+			      " done or ECONNRESET", i);
+		timed_close(epd, i);
+	}
+	scif_close(lep);
+	free(win);
+	return failures ? 1 : 0;
+}
+
+static int closes_client(int n, unsigned short node)
+{
+	struct scif_port_id dst = { .node = node, .port = CLOSES_PORT };
+	unsigned char *win;
+	long long msg;
+	scif_epd_t epd;
+	int i, ret = -1, k;
+	off_t off;
+
+	who = "closes client";
+	win = xwindow();
+	for (i = 0; i < n; i++) {
+		epd = scif_open();
+		if (epd < 0)
+			die("scif_open");
+		/* The port of the last connection, closed just now, is free. */
+		if (scif_bind(epd, CLOSES_PORT + 1) != CLOSES_PORT + 1)
+			die("scif_bind of the port the last connection closed");
+		for (k = 0; k < 100; k++) {
+			ret = scif_connect(epd, &dst);
+			if (ret >= 0 || errno != ECONNREFUSED)
+				break;
+			usleep(100000);	/* the server's last close is not done yet */
+		}
+		if (ret < 0)
+			die("scif_connect");
+		/* A request at once: the server's accept may not have returned. */
+		off = scif_register(epd, win, WIN_LEN, 0, SCIF_PROT_READ, 0);
+		if (off == SCIF_REGISTER_FAILED)
+			check(0, "connection %d: register right after connect", i);
+		msg = i;
+		xsend(epd, &msg, sizeof(msg));
+		xrecv(epd, &msg, sizeof(msg));
+		timed_close(epd, i);
+	}
+	free(win);
+	return failures ? 1 : 0;
+}
+
+/* N connections on this node, each closed at once by both sides. */
+static int closes(int n)
+{
+	int pfd[2], st, rc;
+	uint16_t self;
+	pid_t pid;
+	char c;
+
+	if (scif_get_nodeIDs(NULL, 0, &self) < 0)
+		die("scif_get_nodeIDs");
+	if (pipe(pfd))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		close(pfd[0]);
+		rc = closes_server(n, pfd[1]);
+		printf("%s: %d checks failed\n", who, failures);
+		_exit(rc);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1)
+		die("server did not start");
+	rc = closes_client(n, self);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		rc = 1;
+	check(!rc, "%d connections registered at once and closed at once, none hung", n);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int pfd[2], st, rc;
@@ -402,8 +549,11 @@ int main(int argc, char **argv)
 		printf("%s: %d checks, %d failed\n", who, checks, failures);
 		return rc;
 	}
+	if (argc == 3 && !strcmp(argv[1], "closes"))
+		return closes(atoi(argv[2]));
 	if (argc != 2 || strcmp(argv[1], "loop")) {
-		fprintf(stderr, "usage: %s server PORT | client NODE PORT | loop\n", argv[0]);
+		fprintf(stderr, "usage: %s server PORT | client NODE PORT | loop | closes N\n",
+			argv[0]);
 		return 2;
 	}
 	if (scif_get_nodeIDs(NULL, 0, &self) < 0) {
