@@ -1173,6 +1173,7 @@ static int scif_rma_flush(struct scif_rma_ctx *ctx)
 	const struct ib_send_wr *bad = NULL;
 	struct scif_rma_req *req;
 	int i, n = ctx->nwr, ret;
+	u64 seq;
 
 	if (!n)
 		return 0;
@@ -1195,7 +1196,9 @@ static int scif_rma_flush(struct scif_rma_ctx *ctx)
 	req->buf = ctx->buf;
 	req->buf_dma = ctx->buf_dma;
 	/* rma->lock is held: nobody else posts, so this is the next number. */
-	req->seq = rma->issued + 1;
+	seq = rma->issued + 1;
+	req->seq = seq;
+	/* Once posted, @req is the completion's: it may be freed already. */
 	ret = ib_post_send(ep->qp, &ctx->wr[0].wr, &bad);
 	if (ret) {
 		for (i = 0; bad && i < n && &ctx->wr[i].wr != bad; i++)
@@ -1209,7 +1212,7 @@ static int scif_rma_flush(struct scif_rma_ctx *ctx)
 	}
 	ctx->buf = NULL;
 	spin_lock_irq(&rma->slock);
-	rma->issued = req->seq;
+	rma->issued = seq;
 	spin_unlock_irq(&rma->slock);
 	return 0;
 }
