@@ -69,9 +69,16 @@ kernel: deps-ok
 
 # The selftest modules in selftests/kmod/; the SCIF ones link against
 # scire_scif.ko's exports, so they need the module build's Module.symvers.
+# Kbuild does not relink an external module when only the symbol CRCs of
+# KBUILD_EXTRA_SYMBOLS change (a struct in scire_scif's API grew): the
+# test modules would then load with stale CRCs and be refused. A copy of
+# the Module.symvers they were linked against tells when to relink.
 ktest: kernel
+	@if ! cmp -s $(KOUT)/Module.symvers $(KOUT)/selftests/kmod/.linked.symvers; then \
+		rm -f $(KOUT)/selftests/kmod/*.ko $(KOUT)/selftests/kmod/*.mod.c; fi
 	$(MAKE) -C $(KDIR) M=$(KOUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/Module.symvers modules
+	@cp $(KOUT)/Module.symvers $(KOUT)/selftests/kmod/.linked.symvers
 
 # scire.ko (with its KUnit suites) and scire_ktest.ko for the debug kernel
 # of scripts/debug-kernel, in $(BUILD)/kdebug/: a tree of symlinks to the
