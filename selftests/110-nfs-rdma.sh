@@ -9,11 +9,13 @@
 # 1 MiB at depth 16 with O_DIRECT and checks each block's crc32c when it
 # reads them back; the client's view of fio's file, of a file the client
 # wrote and of one the server wrote are compared with the server's tmpfs.
-# Then `rdma link delete scire0` under a live (soft) mount with I/O in
-# flight must return, the I/O must end (an error is fine), and once scire0
-# is back the mount must work again. Afterwards nfsd is stopped, the NFS
-# and RPC/RDMA modules unloaded, and `rdma resource show` back to what it
-# was.
+# Afterwards nfsd is stopped, the NFS and RPC/RDMA modules unloaded, and
+# `rdma resource show` back to what it was. About 60 s in the VM.
+#
+# With SCIRE_NFS_LINK_DELETE=1 (about 50 s more, so not in make check):
+# `rdma link delete scire0` under a live (soft) mount with I/O in flight
+# must return, the I/O must end (an error is fine), and once scire0 is
+# back the mount must work again.
 #
 # No systemd in the VM: the test starts what it needs by hand: nfsdcld
 # (client tracking, so that nfsd skips its NFSv4 grace period: it has no
@@ -76,6 +78,7 @@ teardown()
 	done
 	mountpoint -q "$nfsd_fs" && umount "$nfsd_fs"
 	mountpoint -q "$pipefs" && umount "$pipefs"
+	grep -q " /etc/hosts " /proc/mounts && umount /etc/hosts
 	mountpoint -q "$v4root" && { umount "$v4root" || { echo "teardown: cannot unmount $v4root"; ok=1; }; }
 	# nfs (the client) lingers a moment after the last unmount.
 	for m in rpcrdma nfsv4 nfs nfsd; do
@@ -87,12 +90,18 @@ teardown()
 }
 mark=$(kmsg_mark)
 trap 'teardown' EXIT
+mkdir -p "$run/cld" || fail "cannot create $run"
 
 # --- the server --------------------------------------------------------------
 
+# rpc.mountd looks the client's address up (and the tools their host
+# name): in the VM, DNS is the host's unreachable name server, 10 s a
+# look-up. The test's own /etc/hosts names this host.
+{ { cat /etc/hosts && echo "$addr $(hostname)"; } >"$run/hosts" &&
+	mount --bind "$run/hosts" /etc/hosts; } || fail "cannot put $addr in /etc/hosts"
 modprobe -a nfsd rpcrdma nfsv4 || fail "modprobe nfsd rpcrdma nfsv4 failed"
 echo "modules loaded ($((SECONDS - t0)) s in)"
-mkdir -p "$v4root" "$mnt" "$run/cld" "$pipefs" /var/lib/nfs
+mkdir -p "$v4root" "$mnt" "$pipefs" /var/lib/nfs
 mount -t tmpfs -o size=512M tmpfs "$v4root" || fail "cannot mount a tmpfs on $v4root"
 mkdir "$exp" || fail "cannot create $exp"
 mountpoint -q "$nfsd_fs" || mount -t nfsd nfsd "$nfsd_fs" || fail "cannot mount $nfsd_fs"
@@ -122,7 +131,7 @@ echo "nfsd: versions $(cat "$nfsd_fs/versions"), ports $(tr '\n' ' ' <"$nfsd_fs/
 kmsg_since "$mark" | grep -a 'NFSD:'
 
 # A file the server writes, for the client to read.
-head -c 8M /dev/urandom >"$exp/from-server" || fail "cannot write $exp/from-server"
+head -c 4M /dev/urandom >"$exp/from-server" || fail "cannot write $exp/from-server"
 
 # --- the client --------------------------------------------------------------
 
@@ -146,7 +155,7 @@ qps=$(rdma_res_count "$dev" qp)
 echo "mounted ($((SECONDS - t0)) s in); $dev: $(rdma_res_counts "$dev")"
 
 out=$(timeout 120 fio --name=nfs-verify --directory="$mnt" --rw=randwrite --bsrange=4k-1m \
-	--size=64M --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --verify_fatal=1 \
+	--size=32M --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --verify_fatal=1 \
 	--do_verify=1 --randseed=$RANDOM 2>&1) || {
 	printf '%s\n' "$out" | tail -n 20
 	show_kmsg
@@ -155,16 +164,13 @@ out=$(timeout 120 fio --name=nfs-verify --directory="$mnt" --rw=randwrite --bsra
 grep -E '^ *(WRITE|READ):' <<<"$out"
 echo "fio: random 4k-1m O_DIRECT writes at depth 16 verified (crc32c) ($((SECONDS - t0)) s in)"
 
-# The client's view (O_DIRECT reads: over the wire, not from its page
-# cache) against the server's tmpfs.
-sum_client() { dd if="$mnt/$1" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1; }
-sum_server() { sha256sum <"$exp/$1" | cut -d' ' -f1; }
-head -c 16M /dev/urandom | dd of="$mnt/from-client" bs=1M oflag=direct status=none ||
+# The client's view against the server's tmpfs (buffered reads: the
+# client has none of it cached, fio and dd wrote with O_DIRECT).
+head -c 4M /dev/urandom | dd of="$mnt/from-client" bs=1M oflag=direct status=none ||
 	fail "cannot write $mnt/from-client"
 for f in nfs-verify.0.0 from-client from-server; do
-	c=$(sum_client "$f") || fail "cannot read $mnt/$f"
-	s=$(sum_server "$f") || fail "cannot read $exp/$f"
-	[ "$c" = "$s" ] || fail "$f: the client reads sha256 $c, the server has $s"
+	out=$(timeout 60 cmp "$mnt/$f" "$exp/$f" 2>&1) ||
+		fail "$f: the client's view and the server's tmpfs differ: $out"
 done
 echo "client view = server's tmpfs: fio's file, one the client wrote, one the server wrote"
 timeout 60 umount "$mnt" || fail "umount $mnt failed"
@@ -176,35 +182,39 @@ echo "unmounted ($((SECONDS - t0)) s in)"
 # the server for ever (by design), and so would the test. timeo=50 (5 s),
 # retrans=2.
 
-nfs_mount ",soft,timeo=50,retrans=2"
-dd if=/dev/zero of="$mnt/busy" bs=1M count=256 oflag=direct status=none 2>"$run/dd.err" &
-dd_pid=$!
-sleep 2
-s=$SECONDS
-out=$(timeout 120 rdma link delete "$dev" 2>&1)
-rc=$?
-echo "rdma link delete $dev under the mount: status $rc in $((SECONDS - s)) s${out:+: $out}"
-[ "$rc" = 0 ] || { show_kmsg; fail "rdma link delete $dev under a live NFS/RDMA mount failed or hung"; }
-# The I/O must end, one way or the other.
-wait_for 90 sh -c "! kill -0 $dd_pid" || { show_kmsg; fail "I/O in flight still hangs 90 s after $dev went"; }
-wait "$dd_pid"
-echo "the dd in flight ended with status $? ($(tr '\n' ' ' <"$run/dd.err"))"
-out=$(timeout 60 rdma link add "$dev" type scire netdev eth0 2>&1) || fail "cannot re-add $dev: $out"
-need_dev_gid "$dev" >/dev/null || exit 1
-# The client reconnects once there is a device again.
-s=$SECONDS
-ok=0
-for _ in 1 2 3 4 5 6; do
-	if head -c 4M /dev/urandom | timeout 30 dd of="$mnt/after" bs=1M oflag=direct status=none 2>/dev/null &&
-		[ "$(sum_client after)" = "$(sum_server after)" ]; then
-		ok=1
-		break
-	fi
-	sleep 2
-done
-[ "$ok" = 1 ] || { show_kmsg; fail "the mount does not work again after $dev is back"; }
-echo "$dev back: the mount works again after $((SECONDS - s)) s (4 MiB written and read back intact)"
-timeout 60 umount "$mnt" || fail "umount $mnt after the device's return failed"
+if [ "${SCIRE_NFS_LINK_DELETE:-0}" = 1 ]; then
+	nfs_mount ",soft,timeo=50,retrans=2"
+	dd if=/dev/zero of="$mnt/busy" bs=1M count=256 oflag=direct status=none 2>"$run/dd.err" &
+	dd_pid=$!
+	sleep 1
+	s=$SECONDS
+	out=$(timeout 120 rdma link delete "$dev" 2>&1)
+	rc=$?
+	echo "rdma link delete $dev under the mount: status $rc in $((SECONDS - s)) s${out:+: $out}"
+	[ "$rc" = 0 ] || { show_kmsg; fail "rdma link delete $dev under a live NFS/RDMA mount failed or hung"; }
+	# The I/O must end, one way or the other.
+	wait_for 90 sh -c "! kill -0 $dd_pid" || { show_kmsg; fail "I/O in flight still hangs 90 s after $dev went"; }
+	wait "$dd_pid"
+	echo "the dd in flight ended with status $? ($(tr '\n' ' ' <"$run/dd.err"))"
+	out=$(timeout 60 rdma link add "$dev" type scire netdev eth0 2>&1) || fail "cannot re-add $dev: $out"
+	need_dev_gid "$dev" >/dev/null || exit 1
+	# The client reconnects once there is a device again.
+	s=$SECONDS
+	ok=0
+	for _ in 1 2 3 4 5 6; do
+		if head -c 1M /dev/urandom | timeout 30 dd of="$mnt/after" bs=1M oflag=direct status=none 2>/dev/null &&
+			timeout 30 cmp -s "$mnt/after" "$exp/after"; then
+			ok=1
+			break
+		fi
+		sleep 2
+	done
+	[ "$ok" = 1 ] || { show_kmsg; fail "the mount does not work again after $dev is back"; }
+	echo "$dev back: the mount works again after $((SECONDS - s)) s (1 MiB written and read back intact)"
+	timeout 60 umount "$mnt" || fail "umount $mnt after the device's return failed"
+else
+	echo "not deleting $dev under a live mount (SCIRE_NFS_LINK_DELETE=1 does)"
+fi
 
 # --- teardown ------------------------------------------------------------------
 
