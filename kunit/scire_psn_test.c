@@ -10,6 +10,8 @@
 #include <kunit/test.h>
 #include <linux/prandom.h>
 
+#include "scire_compat.h"	/* the unaligned accessors, wherever they are */
+
 #define SCIRE_TEST_PSN_HALF	BIT(23)
 
 static void scire_psn_mask(struct kunit *test)
