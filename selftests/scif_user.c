@@ -141,17 +141,14 @@ struct req {
 
 /* --- server ------------------------------------------------------------------ */
 
-static int server(unsigned short port, int ready_fd)
+/*
+ * A listening endpoint on @port (backlog 4); then, if @ready_fd is open,
+ * one byte on it tells the parent that clients may connect.
+ */
+static scif_epd_t xlisten(unsigned short port, int ready_fd)
 {
-	struct scif_port_id peer;
-	scif_epd_t lep, epd;
-	unsigned char *buf, *win;
-	struct req rq;
-	off_t off;
-	int r;
+	scif_epd_t lep = scif_open();
 
-	who = "server";
-	lep = scif_open();
 	if (lep < 0)
 		die("scif_open");
 	if (scif_bind(lep, port) != port)
@@ -163,6 +160,20 @@ static int server(unsigned short port, int ready_fd)
 			die("ready");
 		close(ready_fd);
 	}
+	return lep;
+}
+
+static int server(unsigned short port, int ready_fd)
+{
+	struct scif_port_id peer;
+	scif_epd_t lep, epd;
+	unsigned char *buf, *win;
+	struct req rq;
+	off_t off;
+	int r;
+
+	who = "server";
+	lep = xlisten(port, ready_fd);
 	if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
 		die("scif_accept");
 	check(peer.port >= SCIF_PORT_RSVD, "accepted peer %u:%u", peer.node, peer.port);
@@ -434,16 +445,7 @@ static int closes_server(int n, int ready_fd)
 
 	who = "closes server";
 	win = xwindow();
-	lep = scif_open();
-	if (lep < 0)
-		die("scif_open");
-	if (scif_bind(lep, CLOSES_PORT) != CLOSES_PORT)
-		die("scif_bind");
-	if (scif_listen(lep, 4))
-		die("scif_listen");
-	if (write(ready_fd, "r", 1) != 1)
-		die("ready");
-	close(ready_fd);
+	lep = xlisten(CLOSES_PORT, ready_fd);
 	for (i = 0; i < n; i++) {
 		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
 			die("scif_accept");
