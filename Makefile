@@ -72,10 +72,13 @@ kernel: deps-ok
 # Kbuild does not relink an external module when only the symbol CRCs of
 # KBUILD_EXTRA_SYMBOLS change (a struct in scire_scif's API grew): the
 # test modules would then load with stale CRCs and be refused. A copy of
-# the Module.symvers they were linked against tells when to relink.
+# the Module.symvers they were linked against tells when to relink; the
+# relink starts from modpost (a .mod.o left without its .mod.c would be
+# linked again as it is, CRCs and all).
 ktest: kernel
 	@if ! cmp -s $(KOUT)/Module.symvers $(KOUT)/selftests/kmod/.linked.symvers; then \
-		rm -f $(KOUT)/selftests/kmod/*.ko $(KOUT)/selftests/kmod/*.mod.c; fi
+		rm -f $(KOUT)/selftests/kmod/*.ko $(KOUT)/selftests/kmod/*.mod.[co] \
+			$(KOUT)/selftests/kmod/Module.symvers; fi
 	$(MAKE) -C $(KDIR) M=$(KOUT)/selftests/kmod KBUILD_VERBOSE=$(V) W=1 KCFLAGS=-Werror \
 		KBUILD_EXTRA_SYMBOLS=$(KOUT)/Module.symvers modules
 	@cp $(KOUT)/Module.symvers $(KOUT)/selftests/kmod/.linked.symvers
