@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include <scif.h>
+#include <scif_prog.h>
 
 #define SRV_OFF		0x40000000	/* the server's window, fixed */
 #define MSG_BYE		UINT64_MAX	/* client -> server: the end */
@@ -81,18 +82,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void xsend(scif_epd_t epd, const void *buf, int len)
-{
-	if (scif_send(epd, (void *)buf, len, SCIF_SEND_BLOCK) != len)
-		die("scif_send");
-}
-
-static void xrecv(scif_epd_t epd, void *buf, int len)
-{
-	if (scif_recv(epd, buf, len, SCIF_RECV_BLOCK) != len)
-		die("scif_recv");
 }
 
 /* A page-aligned buffer of len bytes, every page touched. */
@@ -125,7 +114,7 @@ static double median(double *v, int n)
  * Accept one client; register a window of the length it asks for; then
  * echo every 8-byte message until MSG_BYE (echoed too).
  */
-static int server(unsigned short port, int ready_fd)
+static int server(int port, int ready_fd)
 {
 	struct scif_port_id peer;
 	double t0, t1, t2;
@@ -135,18 +124,7 @@ static int server(unsigned short port, int ready_fd)
 	off_t off;
 
 	who = "server";
-	lep = scif_open();
-	if (lep < 0)
-		die("scif_open");
-	if (scif_bind(lep, port) != port)
-		die("scif_bind");
-	if (scif_listen(lep, 1))
-		die("scif_listen");
-	if (ready_fd >= 0) {
-		if (write(ready_fd, "r", 1) != 1)
-			die("ready");
-		close(ready_fd);
-	}
+	lep = xlisten(port, 1, ready_fd);
 	if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
 		die("scif_accept");
 	xrecv(epd, &len, sizeof(len));
@@ -379,10 +357,9 @@ int main(int argc, char **argv)
 	struct opts o = { .secs = 1, .lat_iters = 1000 };
 	unsigned short port = 2300, node = 0;
 	const char *mode;
-	int pfd[2], st, rc, c, i;
+	int rc, c, i;
 	uint16_t self;
 	pid_t pid;
-	char ch;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
@@ -438,22 +415,7 @@ int main(int argc, char **argv)
 		perror("scif_get_nodeIDs");
 		return errno == ENOENT ? 77 : 1;
 	}
-	if (pipe(pfd))
-		die("pipe");
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		close(pfd[0]);
-		_exit(server(port, pfd[1]));
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &ch, 1) != 1) {
-		fprintf(stderr, "scif_bench: the server did not start\n");
-		return 1;
-	}
+	pid = start_server(server, port);
 	rc = client(self, port, &o);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		rc = 1;
-	return rc;
+	return reap_server(pid) ? 1 : rc;
 }

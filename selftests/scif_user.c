@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include <scif.h>
+#include <scif_prog.h>
 
 #define WIN_LEN		(1 << 20)	/* bytes of each side's window */
 #define SRV_OFF		0x40000000	/* where the server's window is fixed */
@@ -77,19 +78,6 @@ static void die(const char *what)
 {
 	printf("not ok %s: %s: %s\n", who, what, strerror(errno));
 	exit(1);
-}
-
-/* Exactly len bytes, blocking. */
-static void xsend(scif_epd_t epd, const void *buf, int len)
-{
-	if (scif_send(epd, (void *)buf, len, SCIF_SEND_BLOCK) != len)
-		die("scif_send");
-}
-
-static void xrecv(scif_epd_t epd, void *buf, int len)
-{
-	if (scif_recv(epd, buf, len, SCIF_RECV_BLOCK) != len)
-		die("scif_recv");
 }
 
 static unsigned char pat(size_t i, unsigned int seed)
@@ -141,29 +129,7 @@ struct req {
 
 /* --- server ------------------------------------------------------------------ */
 
-/*
- * A listening endpoint on @port (backlog 4); then, if @ready_fd is open,
- * one byte on it tells the parent that clients may connect.
- */
-static scif_epd_t xlisten(unsigned short port, int ready_fd)
-{
-	scif_epd_t lep = scif_open();
-
-	if (lep < 0)
-		die("scif_open");
-	if (scif_bind(lep, port) != port)
-		die("scif_bind");
-	if (scif_listen(lep, 4))
-		die("scif_listen");
-	if (ready_fd >= 0) {
-		if (write(ready_fd, "r", 1) != 1)
-			die("ready");
-		close(ready_fd);
-	}
-	return lep;
-}
-
-static int server(unsigned short port, int ready_fd)
+static int server(int port, int ready_fd)
 {
 	struct scif_port_id peer;
 	scif_epd_t lep, epd;
@@ -173,7 +139,7 @@ static int server(unsigned short port, int ready_fd)
 	int r;
 
 	who = "server";
-	lep = xlisten(port, ready_fd);
+	lep = xlisten(port, 4, ready_fd);
 	if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
 		die("scif_accept");
 	check(peer.port >= SCIF_PORT_RSVD, "accepted peer %u:%u", peer.node, peer.port);
@@ -445,7 +411,7 @@ static int closes_server(int n, int ready_fd)
 
 	who = "closes server";
 	win = xwindow();
-	lep = xlisten(CLOSES_PORT, ready_fd);
+	lep = xlisten(CLOSES_PORT, 4, ready_fd);
 	for (i = 0; i < n; i++) {
 		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
 			die("scif_accept");
@@ -461,6 +427,7 @@ static int closes_server(int n, int ready_fd)
 	}
 	scif_close(lep);
 	free(win);
+	printf("%s: %d checks failed\n", who, failures);
 	return failures ? 1 : 0;
 }
 
@@ -506,29 +473,15 @@ static int closes_client(int n, unsigned short node)
 /* N connections on this node, each closed at once by both sides. */
 static int closes(int n)
 {
-	int pfd[2], st, rc;
 	uint16_t self;
 	pid_t pid;
-	char c;
+	int rc;
 
 	if (scif_get_nodeIDs(NULL, 0, &self) < 0)
 		die("scif_get_nodeIDs");
-	if (pipe(pfd))
-		die("pipe");
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		close(pfd[0]);
-		rc = closes_server(n, pfd[1]);
-		printf("%s: %d checks failed\n", who, failures);
-		_exit(rc);
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &c, 1) != 1)
-		die("server did not start");
+	pid = start_server(closes_server, n);
 	rc = closes_client(n, self);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+	if (reap_server(pid))
 		rc = 1;
 	check(!rc, "%d connections registered at once and closed at once, none hung", n);
 	return rc;
@@ -536,10 +489,9 @@ static int closes(int n)
 
 int main(int argc, char **argv)
 {
-	int pfd[2], st, rc;
 	uint16_t self;
 	pid_t pid;
-	char c;
+	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "server"))
@@ -562,22 +514,11 @@ int main(int argc, char **argv)
 		perror("scif_get_nodeIDs");
 		return errno == ENOENT ? 77 : 1;
 	}
-	if (pipe(pfd))
-		die("pipe");
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		close(pfd[0]);
-		_exit(server(2100, pfd[1]));
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &c, 1) != 1)
-		die("server did not start");
+	pid = start_server(server, 2100);
 	rc = client(self, 2100);
 	if (client_epd >= 0)
 		scif_close(client_epd);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+	if (reap_server(pid))
 		rc = 1;
 	printf("loop: client %d checks, %d failed; server %s\n", checks, failures,
 	       rc ? "or client failed" : "passed");
