@@ -197,7 +197,12 @@ static void run(void)
 	CHECK(ret == 0, "non-blocking recv with nothing there: %d", ret);
 	pe.epd = nep;
 	pe.events = EPOLLIN | EPOLLOUT;
-	ret = scif_poll(&pe, 1, 0);
+	/*
+	 * Writable once the peer's credit for the last bytes of the stream
+	 * is back, which may still be on its way: wait for it, and nothing
+	 * else may be ready meanwhile.
+	 */
+	ret = scif_poll(&pe, 1, 5000);
 	CHECK(ret == 1 && pe.revents == EPOLLOUT, "poll of an idle connection: %d, 0x%x",
 	      ret, pe.revents);
 	ret = scif_send(c.epd, "scif", 4, SCIF_SEND_BLOCK);
