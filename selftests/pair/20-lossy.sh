@@ -23,7 +23,55 @@ pair_sync start 300 || fail "the other host never started"
 ping -c 1 -W 5 "$SCIRE_PEER" >/dev/null || fail "no ping to $SCIRE_PEER"
 mac=$(ip neigh show "$SCIRE_PEER" dev eth0 | awk '{ print $3; exit }')
 [ -n "$mac" ] && ip neigh replace "$SCIRE_PEER" lladdr "$mac" dev eth0 nud permanent
-trap 'tc qdisc del dev eth0 root 2>/dev/null; ip neigh del "$SCIRE_PEER" dev eth0 2>/dev/null' EXIT
+# A flight recorder on a scire host: the transport's own account of its
+# retransmissions (QP states, rewinds, NAKs both ways, drops, failed
+# WQEs) since the last run, printed when a run fails here.
+inst=/sys/kernel/tracing/instances/scire-lossy-$$
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+if [ -d /sys/kernel/tracing/events/scire ] && mkdir "$inst" 2>/dev/null; then
+	echo 4096 >"$inst/buffer_size_kb"
+	for ev in scire_qp_state scire_rewind scire_nak_send scire_nak_recv scire_drop \
+		scire_wqe_fail; do
+		echo 1 >"$inst/events/scire/$ev/enable"
+	done
+else
+	inst=
+fi
+cleanup()
+{
+	tc qdisc del dev eth0 root 2>/dev/null
+	ip neigh del "$SCIRE_PEER" dev eth0 2>/dev/null
+	if [ -n "$inst" ]; then
+		echo 0 >"$inst/events/scire/enable"
+		rmdir "$inst"
+	fi
+}
+trap cleanup EXIT
+
+# lossy NAME SERVER-HOST SERVER-CMD -- CLIENT-CMD: pair_duo; on failure,
+# this host's counters and the last of the flight recorder.
+lossy()
+{
+	[ -z "$inst" ] || : >"$inst/trace"
+	pair_duo "$@" && return 0
+	rdma statistic show link "$dev/1" 2>/dev/null | sed 's/^/    counters: /'
+	[ -n "$inst" ] || return 1
+	# Packets for a QP already destroyed (the peer still retrying) are
+	# counted, not listed; the listing ends at the first failed WQE or
+	# QP error, where the run went wrong.
+	grep ' scire_' "$inst/trace" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^scire_/) e = $i
+			if ($0 ~ /reason=/) { sub(/.*reason=/, ""); e = e $1 }
+			n[e]++ }
+			END { for (e in n) printf "%s %d  ", e, n[e]; print "" }' |
+		sed 's/^/    scire events of this run: /'
+	grep ' scire_' "$inst/trace" | grep -v 'reason=no_qp' |
+		awk '{ l[NR] = $0 } / scire_wqe_fail: |-> ERR/ && !end { end = NR }
+			END { if (!end) end = NR
+			      for (i = end > 40 ? end - 39 : 1; i <= end; i++) print l[i] }' |
+		sed 's/^ */    /'
+	return 1
+}
 tc qdisc add dev eth0 root netem delay 1ms 1ms loss 2% duplicate 1% reorder 10% corrupt 0.5% ||
 	fail "tc netem on eth0"
 echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
@@ -31,12 +79,12 @@ echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
 failed=0
 for srv in a b; do
 	pp=(-d "$dev" -g "$gid" -c)
-	pair_duo "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
+	lossy "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
 		ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 "$SCIRE_PEER" || failed=$((failed + 1))
-	pair_duo "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
+	lossy "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
 		rping -c -a "$SCIRE_PEER" -C 20 -S 8000 -v -V || failed=$((failed + 1))
 	pt=(-d "$dev" -x "$gid" -F)
-	pair_duo "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
+	lossy "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
 		ib_write_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
 	# READs served by rxe under loss carried about 100 times their data
 	# on the wire in one run (rxe's responder appears to finish an old
@@ -46,7 +94,7 @@ for srv in a b; do
 		{ [ "$srv" != "$SCIRE_HOST" ] && [ "${SCIRE_PEER_DEV_KIND:-scire}" = rxe ]; }; then
 		reads=8
 	fi
-	pair_duo "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
+	lossy "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
 		ib_read_bw "${pt[@]}" -s 65536 -n "$reads" "$SCIRE_PEER" || failed=$((failed + 1))
 done
 echo "host $SCIRE_HOST: $(tc -s qdisc show dev eth0 | grep -m1 -o 'Sent.*')"
