@@ -7,8 +7,9 @@
 # on eth0 and ibv_devinfo finds it through the installed provider alone (the
 # tree's copy that the VM puts in place is removed first), libscif.so.0
 # reaches /dev/scif, and purging the packages takes the modules away again.
-# Needs a boot without the tree's scire.ko (make check-packages does):
-#   scripts/vm --no-scire -- selftests/run packages/
+# Needs a boot without the tree's scire.ko (make check-packages boots 6.1,
+# then 6.12 with --kernel 6.12):
+#   scripts/vm [--kernel 6.12] --no-scire -- selftests/run packages/
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 # shellcheck source=../lib.sh
@@ -86,7 +87,9 @@ rmmod scire_scif || fail "rmmod scire_scif failed"
 rmmod scire || fail "rmmod scire failed"
 
 out=$(dpkg -P "${pkgs[@]}" 2>&1) || fail "dpkg -P failed: $out"
-[ ! -e "/lib/modules/$abi/updates/dkms/scire.ko" ] || fail "scire.ko is still installed after dpkg -P"
+# 6.12's DKMS installs the modules xz-compressed (scire.ko.xz).
+left=$(find "/lib/modules/$abi/updates/dkms" -name 'scire*.ko*' 2>/dev/null)
+[ -z "$left" ] || fail "still installed after dpkg -P: $left"
 [ ! -e "$provider" ] || fail "$provider is still there after dpkg -P"
 echo "purged: ${pkgs[*]}"
 exit 0
