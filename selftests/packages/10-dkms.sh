@@ -7,8 +7,8 @@
 # on eth0 and ibv_devinfo finds it through the installed provider alone (the
 # tree's copy that the VM puts in place is removed first), libscif.so.0
 # reaches /dev/scif, and purging the packages takes the modules away again.
-# Needs a boot without the tree's scire.ko (make check-packages boots 6.1,
-# then 6.12 with --kernel 6.12):
+# Needs a boot without the tree's scire.ko (make check-packages boots 6.1;
+# bookworm's 6.12 by hand with --kernel 6.12):
 #   scripts/vm [--kernel 6.12] --no-scire -- selftests/run packages/
 # shellcheck source-path=SCRIPTDIR/..
 set -u
