@@ -19,28 +19,18 @@ prog=$(need_prog scire_rnr) || exit 1
 dev_is_scire "$SCIRE_DEV" || skip "$SCIRE_DEV is not a scire device"
 gid=$(need_dev_gid "$SCIRE_DEV") || exit 1
 
-tracing=/sys/kernel/tracing
-[ -d "$tracing/events" ] || mount -t tracefs tracefs "$tracing" ||
-	fail "cannot mount tracefs on $tracing"
-[ -d "$tracing/events/scire" ] || fail "no scire events in $tracing/events"
-events="scire_qp_state scire_req_path scire_drop scire_rewind scire_nak_send scire_nak_recv scire_wqe_fail"
-for ev in $events; do
-	[ -r "$tracing/events/scire/$ev/format" ] || fail "event scire/$ev has no format file"
-done
-
-inst=$tracing/instances/scire-selftest-$$
+inst=$(trace_open "scire-selftest-$$" 16384) ||
+	fail "no trace instance with the scire events (tracefs mounted? scire built with them?)"
 cleanup()
 {
-	if [ -d "$inst" ]; then
-		echo 0 >"$inst/events/scire/enable"
-		rmdir "$inst"
-	fi
+	trace_close "$inst"
 	topo_teardown
 }
 trap cleanup EXIT
-mkdir "$inst" || fail "cannot create trace instance $inst"
-echo 16384 >"$inst/buffer_size_kb"
-echo 1 >"$inst/events/scire/enable" || fail "cannot enable the scire events"
+events="scire_qp_state scire_req_path scire_drop scire_rewind scire_nak_send scire_nak_recv scire_wqe_fail"
+for ev in $events; do
+	[ -r "$inst/events/scire/$ev/format" ] || fail "event scire/$ev has no format file"
+done
 
 run_fast_path 0 "$SCIRE_DEV" "$prog" -d "$SCIRE_DEV" -g "$gid" ||
 	fail "scire_rnr on the wire path failed: see above"

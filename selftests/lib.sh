@@ -995,6 +995,43 @@ pair_duo()
 	return "$rc"
 }
 
+# trace_open NAME KB [EVENT...]: a trace instance of its own for scire's
+# events (tracefs mounted if it is not), KB KiB of buffer per CPU, with
+# the EVENTs enabled (every scire event when none is named); prints its
+# directory. Fails (status 1, nothing printed, nothing left behind) if
+# tracefs, the scire events or the instance are not to be had. Undo with
+# trace_close.
+trace_open()
+{
+	local tracing=/sys/kernel/tracing name=$1 kb=$2 inst ev
+
+	shift 2
+	[ -d "$tracing/events" ] || mount -t tracefs tracefs "$tracing" 2>/dev/null ||
+		return 1
+	[ -d "$tracing/events/scire" ] || return 1
+	inst=$tracing/instances/$name
+	mkdir "$inst" 2>/dev/null || return 1
+	if ! echo "$kb" >"$inst/buffer_size_kb"; then
+		rmdir "$inst"
+		return 1
+	fi
+	for ev in "${@:-}"; do
+		if ! echo 1 >"$inst/events/scire${ev:+/$ev}/enable"; then
+			trace_close "$inst"
+			return 1
+		fi
+	done
+	echo "$inst"
+}
+
+# trace_close DIR: disable a trace_open instance's events and remove it.
+trace_close()
+{
+	[ -d "$1" ] || return 0
+	echo 0 >"$1/events/scire/enable"
+	rmdir "$1"
+}
+
 # debug_quick: true in make check's debug boot (the debug kernel without
 # SCIRE_DEBUG_FULL=1), where a test slow under KASAN and lockdep may take
 # smaller sizes; false on the stock kernel and in make check-debug.

@@ -26,25 +26,13 @@ mac=$(ip neigh show "$SCIRE_PEER" dev eth0 | awk '{ print $3; exit }')
 # A flight recorder on a scire host: the transport's own account of its
 # retransmissions (QP states, rewinds, NAKs both ways, drops, failed
 # WQEs) since the last run, printed when a run fails here.
-inst=/sys/kernel/tracing/instances/scire-lossy-$$
-[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-if [ -d /sys/kernel/tracing/events/scire ] && mkdir "$inst" 2>/dev/null; then
-	echo 4096 >"$inst/buffer_size_kb"
-	for ev in scire_qp_state scire_rewind scire_nak_send scire_nak_recv scire_drop \
-		scire_wqe_fail; do
-		echo 1 >"$inst/events/scire/$ev/enable"
-	done
-else
-	inst=
-fi
+inst=$(trace_open "scire-lossy-$$" 4096 scire_qp_state scire_rewind scire_nak_send \
+	scire_nak_recv scire_drop scire_wqe_fail) || inst=
 cleanup()
 {
 	tc qdisc del dev eth0 root 2>/dev/null
 	ip neigh del "$SCIRE_PEER" dev eth0 2>/dev/null
-	if [ -n "$inst" ]; then
-		echo 0 >"$inst/events/scire/enable"
-		rmdir "$inst"
-	fi
+	[ -z "$inst" ] || trace_close "$inst"
 }
 trap cleanup EXIT
 
