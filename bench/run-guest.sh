@@ -113,57 +113,6 @@ sides()
 	S_NS=$1 S_DEV=$2 S_GID=$3 S_IP=$4 C_NS=$5 C_DEV=$6 C_GID=$7
 }
 
-# parse TOOL SIZE OUTPUT: print "VALUE NOTE" from the client's perftest
-# OUTPUT, or a reason it has none (exit status 1).
-#
-# bw, duration mode: "#bytes #iterations BW-peak BW-average MsgRate".
-# VALUE is #iterations * size / window. perftest's own BW average is the
-# same quotient timed with the cycle counter, whose calibration (redone
-# when it reports) fails in about a third of the runs under TCG ("r^2 <
-# 0.9": it then prints 0.00); it goes into NOTE for comparison.
-# lat: "#bytes #iterations t_min t_max t_typical ..."; t_typical has no
-# such fallback, so a failed calibration fails the run.
-parse()
-{
-	local tool=$1 size=$2 out=$3
-
-	awk -v tool="$tool" -v size="$size" -v secs="$BW_SECS" '
-	/Correlation coefficient/ { calib = 1 }
-	$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 && $1 == size {
-		for (i = 3; i <= NF; i++)
-			if ($i !~ /^[0-9]+(\.[0-9]+)?$/)
-				bad = "figure " i " (" $i ") is not a number: " $0
-		line = $0
-		iters = $2
-		if (tool ~ /_bw$/)
-			pt = $4
-		else
-			typ = $5
-	}
-	END {
-		if (line == "") {
-			print "no result line for " size " bytes"
-			exit 1
-		}
-		if (bad != "") {
-			print bad
-			exit 1
-		}
-		if (tool ~ /_bw$/) {
-			printf "%.6f perftest=%s,iters=%s\n", iters * size / secs / 1048576, pt, iters
-			exit 0
-		}
-		if (typ + 0 <= 0) {
-			if (calib)
-				print "t_typical " typ ": perftest cycle-counter calibration failed (r^2 < 0.9)"
-			else
-				print "t_typical " typ " is not above 0"
-			exit 1
-		}
-		print typ
-	}' <<<"$out"
-}
-
 # A fifo no one writes to: "read -t" on it is a sleep that forks nothing
 # (under TCG every new process, sleep or ss, costs a tenth of a second,
 # and a run polls for its server's socket many times).
@@ -263,7 +212,7 @@ one_run()
 	else
 		TIMEOUTS=0
 	fi
-	if [ "$rc" = 0 ] && val=$(parse "$tool" "$size" "$(cat "$scratch/client")"); then
+	if [ "$rc" = 0 ] && val=$(perftest_value "$tool" "$size" "$BW_SECS" "$(cat "$scratch/client")"); then
 		say "run $key $tool $size $val"
 		return 0
 	fi

@@ -995,6 +995,59 @@ pair_duo()
 	return "$rc"
 }
 
+# perftest_value TOOL SIZE SECS OUTPUT: print "VALUE NOTE" from the client's
+# perftest OUTPUT (TOOL at SIZE bytes; a bandwidth tool in duration mode,
+# -D SECS), or a reason it has none (exit status 1). bench/run-guest.sh
+# and scripts/demo-guest read perftest with it.
+#
+# bw, duration mode: "#bytes #iterations BW-peak BW-average MsgRate".
+# VALUE is #iterations * size / window. perftest's own BW average is the
+# same quotient timed with the cycle counter, whose calibration (redone
+# when it reports) fails in about a third of the runs under TCG ("r^2 <
+# 0.9": it then prints 0.00); it goes into NOTE for comparison.
+# lat: "#bytes #iterations t_min t_max t_typical ..."; t_typical has no
+# such fallback, so a failed calibration fails the run.
+perftest_value()
+{
+	local tool=$1 size=$2 secs=$3 out=$4
+
+	awk -v tool="$tool" -v size="$size" -v secs="$secs" '
+	/Correlation coefficient/ { calib = 1 }
+	$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 && $1 == size {
+		for (i = 3; i <= NF; i++)
+			if ($i !~ /^[0-9]+(\.[0-9]+)?$/)
+				bad = "figure " i " (" $i ") is not a number: " $0
+		line = $0
+		iters = $2
+		if (tool ~ /_bw$/)
+			pt = $4
+		else
+			typ = $5
+	}
+	END {
+		if (line == "") {
+			print "no result line for " size " bytes"
+			exit 1
+		}
+		if (bad != "") {
+			print bad
+			exit 1
+		}
+		if (tool ~ /_bw$/) {
+			printf "%.6f perftest=%s,iters=%s\n", iters * size / secs / 1048576, pt, iters
+			exit 0
+		}
+		if (typ + 0 <= 0) {
+			if (calib)
+				print "t_typical " typ ": perftest cycle-counter calibration failed (r^2 < 0.9)"
+			else
+				print "t_typical " typ " is not above 0"
+			exit 1
+		}
+		print typ
+	}' <<<"$out"
+}
+
 # trace_open NAME KB [EVENT...]: a trace instance of its own for scire's
 # events (tracefs mounted if it is not), KB KiB of buffer per CPU, with
 # the EVENTs enabled (every scire event when none is named); prints its
