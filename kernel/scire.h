@@ -64,6 +64,9 @@
 #define SCIRE_MAX_MR_PAGES	BIT(16)	/* fast-registration page list */
 #define SCIRE_GID_TBL_LEN	128
 #define SCIRE_PKEY_TBL_LEN	1
+#define SCIRE_IB_PKEY_TBL_LEN	16	/* scire_ib: NodeInfo PartitionCap */
+#define SCIRE_IB_WIDTH_SUPPORTED 3	/* scire_ib PortInfo: 1X and 4X */
+#define SCIRE_IB_SPEED_SUPPORTED 7	/* scire_ib PortInfo: 2.5, 5, 10 Gb/s */
 #define SCIRE_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
 #define SCIRE_MAX_AH		BIT(16)
 #define SCIRE_MAX_MCG		1024	/* multicast groups per device */
@@ -98,6 +101,8 @@
  * @SCIRE_CNT_ICRC_ERRORS:	packets dropped for a wrong ICRC.
  * @SCIRE_CNT_RX_DROPS:		other received packets dropped: malformed,
  *				P_Key, GID, QP number or type, path, Q_Key.
+ * @SCIRE_CNT_TX_DROPS:		packets not sent: no route, no memory, a bad
+ *				AV, or (scire_ib) no link to a neighbour.
  * @SCIRE_CNT_LOCAL_UNITS:	same-host units sent (the fast path; not
  *				counted as packets).
  * @SCIRE_CNT_LOCAL_BYTES:	their bytes from the BTH to the payload end.
@@ -122,6 +127,7 @@ enum scire_counter {
 	SCIRE_CNT_OOS_REQUEST,
 	SCIRE_CNT_ICRC_ERRORS,
 	SCIRE_CNT_RX_DROPS,
+	SCIRE_CNT_TX_DROPS,
 	SCIRE_CNT_LOCAL_UNITS,
 	SCIRE_CNT_LOCAL_BYTES,
 	SCIRE_CNT_LOCAL_DIRECT,
@@ -147,6 +153,7 @@ enum scire_drop_reason {
 	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
 	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
 	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */
+	SCIRE_DROP_TX_NO_LINK,	/* scire_ib: the port has no wire yet */
 };
 
 /*
@@ -169,14 +176,121 @@ struct scire_stats {
 };
 
 /**
+ * enum scire_link - the link layer a scire device presents.
+ * @SCIRE_LINK_ROCE:	RoCEv2 over the netdev ("rdma link add ... type scire").
+ * @SCIRE_LINK_IB:	an InfiniBand port managed by a subnet manager
+ *			("... type scire_ib"; docs/scire_ib.md).
+ */
+enum scire_link {
+	SCIRE_LINK_ROCE,
+	SCIRE_LINK_IB,
+};
+
+/**
+ * struct scire_ib_port - what the subnet manager sets and reads on a
+ * scire_ib port: the PortInfo, P_KeyTable and SLtoVLMappingTable
+ * attributes of IBA 14.2.5 that are not derived from the netdev. All of it
+ * is protected by scire_dev.port_lock; scire_mad.c is the SMA that changes it.
+ * @mkey:		M_Key (IBA 14.2.4), big endian as on the wire.
+ * @gid_prefix:		GID prefix (subnet prefix), big endian.
+ * @lid:		base LID; 0 until the SM assigns one.
+ * @sm_lid:		LID of the master SM.
+ * @lmc:		LID mask control, 0..7.
+ * @sm_sl:		MasterSMSL.
+ * @mkey_protect:	M_KeyProtectBits, 0..3.
+ * @mkey_lease_period:	M_KeyLeasePeriod in seconds; 0: the lease never
+ *			expires.
+ * @mkey_lease_end:	jiffies at which the running lease expires; 0 when
+ *			no lease timer runs.
+ * @mkey_violations:	M_KeyViolations (saturating).
+ * @pkey_violations:	P_KeyViolations (saturating).
+ * @qkey_violations:	Q_KeyViolations (saturating).
+ * @cap_mask:		CapabilityMask (IB_PORT_*), host order.
+ * @phys_state:		PortPhysicalState (IB_PORT_PHYS_STATE_*).
+ * @link_down_default:	LinkDownDefaultState: 1 sleep, 2 polling.
+ * @neighbor_mtu:	NeighborMTU (enum ib_mtu).
+ * @op_vls:		OperationalVLs: 1, data VL0 only.
+ * @init_type:		InitType from modify_port(); reported as InitTypeReply
+ *			when the port becomes ACTIVE.
+ * @init_type_reply:	InitTypeReply.
+ * @subnet_timeout:	SubnetTimeOut, 0..31.
+ * @resp_time:		RespTimeValue, 0..31.
+ * @vl_high_limit:	VLHighLimit.
+ * @hoq_life:		HOQLife.
+ * @phy_err_threshold:	LocalPhyErrors threshold, 0..15.
+ * @overrun_threshold:	OverrunErrors threshold, 0..15.
+ * @link_width_enabled:	LinkWidthEnabled.
+ * @link_speed_enabled:	LinkSpeedEnabled.
+ * @pkeys:		the P_Key table; entry 0 starts as the default
+ *			partition's full member key, the rest as 0 (invalid).
+ * @sl2vl:		SLtoVLMappingTable, two SLs per byte as on the wire.
+ */
+struct scire_ib_port {
+	__be64 mkey;
+	__be64 gid_prefix;
+	u16 lid;
+	u16 sm_lid;
+	u8 lmc;
+	u8 sm_sl;
+	u8 mkey_protect;
+	u16 mkey_lease_period;
+	unsigned long mkey_lease_end;
+	u16 mkey_violations;
+	u16 pkey_violations;
+	u16 qkey_violations;
+	u32 cap_mask;
+	u8 phys_state;
+	u8 link_down_default;
+	u8 neighbor_mtu;
+	u8 op_vls;
+	u8 init_type;
+	u8 init_type_reply;
+	u8 subnet_timeout;
+	u8 resp_time;
+	u8 vl_high_limit;
+	u8 hoq_life;
+	u8 phy_err_threshold;
+	u8 overrun_threshold;
+	u8 link_width_enabled;
+	u8 link_speed_enabled;
+	u16 pkeys[SCIRE_IB_PKEY_TBL_LEN];
+	u8 sl2vl[8];
+};
+
+/**
+ * struct scire_ib_pma_base - what the PMA's counters read when a Set of
+ * PortCounters or PortCountersExtended last cleared them; the PMA reports
+ * the device's counters minus these (scire_mad.c). Under
+ * scire_dev.port_lock.
+ * @xmit_data:		PortXmitData, 4-byte words.
+ * @rcv_data:		PortRcvData, 4-byte words.
+ * @xmit_pkts:		PortXmitPkts.
+ * @rcv_pkts:		PortRcvPkts.
+ * @rcv_errors:		PortRcvErrors.
+ * @xmit_discards:	PortXmitDiscards.
+ */
+struct scire_ib_pma_base {
+	u64 xmit_data;
+	u64 rcv_data;
+	u64 xmit_pkts;
+	u64 rcv_pkts;
+	u64 rcv_errors;
+	u64 xmit_discards;
+};
+
+/**
  * struct scire_dev - one scire ib_device, bound to one Ethernet netdev.
  * @ibdev:	the core device; must stay first (ib_alloc_device).
  * @netdev:	the netdev this device speaks RoCEv2 on; referenced by the core
  *		through ib_device_set_netdev() for the device's lifetime.
  * @list:	entry in the module's device list (scire_main.c).
- * @port_lock:	protects @port_state.
- * @port_state:	IB_PORT_ACTIVE when the netdev is running with carrier,
- *		else IB_PORT_DOWN.
+ * @link:	the link layer, fixed at creation.
+ * @port_lock:	protects @port_state and @ib.
+ * @port_state:	RoCE: IB_PORT_ACTIVE when the netdev is running with
+ *		carrier, else IB_PORT_DOWN. scire_ib: the logical PortState,
+ *		DOWN without carrier, then INIT and what the SM sets.
+ * @ib:		scire_ib only: the port's subnet management state.
+ * @ib_pma:	scire_ib only: the PMA's counter baselines.
  * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
  * @mr_next:	cyclic allocation cursor for @mr_xa.
  * @key_gen:	low byte of the next key, so a recycled index gets a new key.
@@ -210,9 +324,12 @@ struct scire_dev {
 	struct ib_device ibdev;
 	struct net_device *netdev;
 	struct list_head list;
+	enum scire_link link;
 
-	spinlock_t port_lock;	/* protects port_state */
+	spinlock_t port_lock;	/* protects port_state, ib */
 	enum ib_port_state port_state;
+	struct scire_ib_port ib;
+	struct scire_ib_pma_base ib_pma;
 
 	struct xarray mr_xa;
 	u32 mr_next;
@@ -437,9 +554,11 @@ struct scire_srq {
 };
 
 /**
- * struct scire_av - a resolved RoCEv2 address vector: what a packet to the
- * peer needs in its Ethernet, IP and UDP headers.
- * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6.
+ * struct scire_av - a resolved address vector: what a packet to the peer
+ * needs in its Ethernet, IP and UDP headers (RoCEv2), or in its LRH and
+ * GRH (scire_ib).
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6 (RoCEv2);
+ *		RDMA_NETWORK_IB on a scire_ib port.
  * @sgid:	source GID (IPv4-mapped for IPv4).
  * @dgid:	destination GID.
  * @saddr:	@sgid as a socket address, for routing.
@@ -452,6 +571,9 @@ struct scire_srq {
  * @flow_label:	GRH flow label (IPv6).
  * @sl:		service level.
  * @sgid_index:	index of @sgid in the port's GID table.
+ * @dlid:	scire_ib: destination LID.
+ * @src_path_bits: scire_ib: source path bits (the low LMC bits of the SLID).
+ * @ib_grh:	scire_ib: the packet carries a GRH (@sgid, @dgid, ...).
  */
 struct scire_av {
 	enum rdma_network_type network_type;
@@ -469,6 +591,9 @@ struct scire_av {
 	u32 flow_label;
 	u8 sl;
 	u8 sgid_index;
+	u16 dlid;
+	u8 src_path_bits;
+	bool ib_grh;
 };
 
 /**
@@ -521,6 +646,11 @@ struct scire_mcg {
  *		the payload may sit in page fragments of the sender's MR,
  *		and a message is segmented by SCIRE_LOCAL_MTU, not the path
  *		MTU. Set by the sender before scire_pkt_send().
+ * @ib:		a scire_ib packet: no IP header; @slid, @sl and
+ *		@dlid_path_bits stand for its LRH.
+ * @sl:		LRH SL (scire_ib).
+ * @slid:	LRH SLID (scire_ib).
+ * @dlid_path_bits: the DLID's bits below the port's LMC (scire_ib).
  */
 struct scire_pkt {
 	struct scire_dev *sdev;
@@ -532,6 +662,10 @@ struct scire_pkt {
 	bool ackreq;
 	bool se;
 	bool local;
+	bool ib;
+	u8 sl;
+	u16 slid;
+	u8 dlid_path_bits;
 };
 
 static inline struct scire_pkt *scire_pkt(struct sk_buff *skb)
@@ -798,8 +932,41 @@ static inline struct scire_ucontext *to_suc(struct ib_ucontext *ibuc)
 	return container_of(ibuc, struct scire_ucontext, ibuc);
 }
 
+/*
+ * UD, and the special QPs of the MAD layer (SMI: QP0, GSI: QP1): datagram
+ * QPs, whose sends are never acknowledged (IBA 9.8.2).
+ */
+static inline bool scire_qp_is_datagram(const struct scire_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD ||
+	       qp->ibqp.qp_type == IB_QPT_GSI ||
+	       qp->ibqp.qp_type == IB_QPT_SMI;
+}
+
 /* scire_main.c */
 void scire_port_update(struct scire_dev *sdev);
+int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
+		  enum scire_link link);
+
+/* scire_ib.c */
+extern const struct ib_device_ops scire_ib_dev_ops;
+void scire_ib_port_init(struct scire_dev *sdev);
+void scire_ib_port_update(struct scire_dev *sdev);
+void scire_ib_set_port_state(struct scire_dev *sdev,
+			     enum ib_port_state state, u8 phys_state,
+			     u32 *events);
+void scire_ib_dispatch(struct scire_dev *sdev, u32 events);
+u16 scire_pkey_tbl_len(const struct scire_dev *sdev);
+__be64 scire_ib_port_guid(const struct scire_dev *sdev);
+enum ib_mtu scire_ib_mtu_cap(const struct scire_dev *sdev);
+int scire_ib_register_link(void);
+void scire_ib_unregister_link(void);
+
+/* scire_mad.c */
+int scire_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		      const struct ib_mad *in, struct ib_mad *out,
+		      size_t *out_mad_size, u16 *out_mad_pkey_index);
 
 /* scire_verbs.c */
 int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -943,6 +1110,7 @@ int scire_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 int scire_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata);
 int scire_destroy_ah(struct ib_ah *ibah, u32 flags);
+int scire_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int scire_ah_av(struct scire_qp *qp, u32 ah_num, struct scire_av *av);
 
 /* scire_mcast.c */

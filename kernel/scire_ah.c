@@ -2,7 +2,8 @@
 /*
  * scire: address handles (IBA 10.2.2, 11.2.2).
  *
- * An AH is a resolved RoCEv2 address vector in the device's AH table. A UD
+ * An AH is a resolved RoCEv2 (on scire_ib: InfiniBand, LID-addressed)
+ * address vector in the device's AH table. A UD
  * send WQE names its AH by number (user space cannot hand the kernel a
  * pointer), and the requester copies the address vector out under the
  * table's lock, so an AH destroyed while WQEs naming it are queued only
@@ -19,7 +20,8 @@
  * @ibah: the core-allocated AH (PD set).
  * @init: the address: a RoCE AH attribute on port 1 with a GRH whose
  *	  source GID is a RoCE v2 GID of this device (the core holds it and
- *	  has resolved the destination MAC); RDMA_CREATE_AH_SLEEPABLE in
+ *	  has resolved the destination MAC), or on a scire_ib device an IB
+ *	  one (DLID, SL, optional GRH); RDMA_CREATE_AH_SLEEPABLE in
  *	  @init->flags when the caller may sleep.
  * @udata: CREATE_AH UHW for a user AH: no request fields; the response is
  *	   struct scire_create_ah_resp. NULL for a kernel AH.
@@ -72,6 +74,38 @@ err_xa:
 err_count:
 	atomic_dec(&sdev->num_ah);
 	return ret;
+}
+
+/**
+ * scire_query_ah() - read an address handle back (IBA 11.2.2.2).
+ * @ibah: the AH.
+ * @attr: zeroed by the core, with its type set; filled in here. The core
+ *	  adds the source GID attribute it holds.
+ *
+ * The MAD layer matches a response to its request by comparing the
+ * request's AH with the response's work completion, so this is what lets
+ * a management response reach the agent that asked.
+ *
+ * Context: any.
+ * Return: 0.
+ */
+int scire_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	struct scire_av *av = &to_sah(ibah)->av;
+
+	rdma_ah_set_port_num(attr, 1);
+	rdma_ah_set_sl(attr, av->sl);
+	if (av->network_type == RDMA_NETWORK_IB) {
+		rdma_ah_set_dlid(attr, av->dlid);
+		rdma_ah_set_path_bits(attr, av->src_path_bits);
+		if (!av->ib_grh)
+			return 0;
+	} else {
+		memcpy(attr->roce.dmac, av->dmac, ETH_ALEN);
+	}
+	rdma_ah_set_grh(attr, &av->dgid, av->flow_label, av->sgid_index,
+			av->hop_limit, av->traffic_class);
+	return 0;
 }
 
 /**

@@ -17,7 +17,7 @@
 #include "scire.h"
 
 MODULE_AUTHOR("The scire authors");
-MODULE_DESCRIPTION("scire: software RoCEv2 RDMA device with a SCIF-style RMA bridge");
+MODULE_DESCRIPTION("scire: software RoCEv2 and InfiniBand RDMA device with a SCIF-style RMA bridge");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("scire");
 
@@ -122,6 +122,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.post_recv = scire_post_recv,
 	.post_send = scire_post_send,
 	.post_srq_recv = scire_post_srq_recv,
+	.query_ah = scire_query_ah,
 	.query_device = scire_query_device,
 	.query_pkey = scire_query_pkey,
 	.query_port = scire_query_port,
@@ -153,7 +154,8 @@ static enum ib_port_state scire_netdev_port_state(struct net_device *ndev)
  * Sets the port state from the netdev and, on a change, dispatches
  * IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR (IBA 11.6.3, unaffiliated
  * asynchronous events), which also reach user space through
- * ibv_get_async_event().
+ * ibv_get_async_event(). A scire_ib port goes to DOWN or INIT instead and
+ * leaves the rest to its subnet manager (scire_ib_port_update()).
  *
  * Context: process or atomic context; takes scire_dev.port_lock.
  */
@@ -167,6 +169,10 @@ void scire_port_update(struct scire_dev *sdev)
 	unsigned long flags;
 	bool changed;
 
+	if (sdev->link == SCIRE_LINK_IB) {
+		scire_ib_port_update(sdev);
+		return;
+	}
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	changed = sdev->port_state != state;
 	sdev->port_state = state;
@@ -184,7 +190,19 @@ static bool scire_netdev_supported(const struct net_device *ndev)
 	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
 }
 
-static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
+/**
+ * scire_dev_add() - create and register a scire device on a netdev.
+ * @ibdev_name: the name asked for ("scire%d" style templates allowed).
+ * @ndev: an Ethernet netdev; held by the core for the device's life.
+ * @link: RoCEv2 (link type "scire") or InfiniBand ("scire_ib").
+ *
+ * Context: process context, RTNL not held (rdma netlink "link add").
+ * Return: 0; -EINVAL for a netdev that is not Ethernet; -EEXIST if the
+ * netdev has a scire device already; -ENOMEM; -ENODEV if the netdev went
+ * away meanwhile; errors of ib_register_device().
+ */
+int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
+		  enum scire_link link)
 {
 	struct scire_dev *sdev, *other;
 	int ret;
@@ -197,6 +215,7 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -ENOMEM;
 
 	sdev->netdev = ndev;
+	sdev->link = link;
 	INIT_LIST_HEAD(&sdev->list);
 	spin_lock_init(&sdev->port_lock);
 	sdev->port_state = scire_netdev_port_state(ndev);
@@ -226,6 +245,11 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 			    ndev->dev_addr);
 	snprintf(sdev->ibdev.node_desc, sizeof(sdev->ibdev.node_desc),
 		 "scire %s", ndev->name);
+	if (link == SCIRE_LINK_IB) {
+		scire_ib_port_init(sdev);
+		/* First: ib_set_device_ops() keeps ops already set. */
+		ib_set_device_ops(&sdev->ibdev, &scire_ib_dev_ops);
+	}
 	ib_set_device_ops(&sdev->ibdev, &scire_dev_ops);
 	sdev->ibdev.driver_def = scire_uapi_defs;
 
@@ -245,10 +269,16 @@ static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (ret)
 		goto err_dealloc;
 
-	/* The UDP socket of the netdev's namespace (scire_net.c). */
-	ret = scire_net_dev_open(sdev);
-	if (ret)
-		goto err_dealloc;
+	/*
+	 * The RoCEv2 UDP socket of the netdev's namespace (scire_net.c). A
+	 * scire_ib port must not take RoCEv2 packets, and its own wire is
+	 * not built yet (scire_ib.c).
+	 */
+	if (link == SCIRE_LINK_ROCE) {
+		ret = scire_net_dev_open(sdev);
+		if (ret)
+			goto err_dealloc;
+	}
 
 	/* NULL DMA device: virtual DMA, SGEs carry kernel virtual addresses. */
 	ret = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
@@ -270,6 +300,11 @@ err_dealloc:
 	/* Calls scire_dealloc_driver(), which unlists sdev. */
 	ib_dealloc_device(&sdev->ibdev);
 	return ret;
+}
+
+static int scire_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return scire_dev_add(ibdev_name, ndev, SCIRE_LINK_ROCE);
 }
 
 static struct rdma_link_ops scire_link_ops = {
@@ -375,6 +410,7 @@ static int __init scire_init(void)
 	if (ret)
 		goto err_net;
 	rdma_link_register(&scire_link_ops);
+	scire_ib_register_link();
 	return 0;
 
 err_net:
@@ -386,6 +422,7 @@ err_wq:
 
 static void __exit scire_exit(void)
 {
+	scire_ib_unregister_link();
 	rdma_link_unregister(&scire_link_ops);
 	scire_unregister_all();
 	unregister_netdevice_notifier(&scire_netdev_notifier);

@@ -124,6 +124,8 @@ static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
 		scire_count(sdev, SCIRE_CNT_ICRC_ERRORS, 1);
 	else if (why < SCIRE_DROP_TX_ROUTE)
 		scire_count(sdev, SCIRE_CNT_RX_DROPS, 1);
+	else
+		scire_count(sdev, SCIRE_CNT_TX_DROPS, 1);
 	trace_scire_drop(sdev, skb, why);
 	kfree_skb(skb);
 }
@@ -268,6 +270,7 @@ static bool scire_rcv_transport_ok(const struct scire_qp *qp, u8 opcode)
 		return transport == SCIRE_OP_UC;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
+	case IB_QPT_SMI:
 		return transport == SCIRE_OP_UD;
 	default:
 		return false;
@@ -836,6 +839,36 @@ out:
 	return ret;
 }
 
+/*
+ * An InfiniBand address vector (IBA 10.2.2.1): DLID, SL and source path
+ * bits, and a GRH when the AH has one. Multicast and the permissive LID
+ * are destinations too (UD multicast, directed-route SMPs).
+ */
+static int scire_av_init_ib(struct scire_dev *sdev, struct scire_av *av,
+			    const struct rdma_ah_attr *attr)
+{
+	if (attr->type != RDMA_AH_ATTR_TYPE_IB)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	av->network_type = RDMA_NETWORK_IB;
+	av->dlid = rdma_ah_get_dlid(attr);
+	av->sl = rdma_ah_get_sl(attr);
+	av->src_path_bits = rdma_ah_get_path_bits(attr);
+	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
+		const struct ib_global_route *grh = rdma_ah_read_grh(attr);
+
+		av->ib_grh = true;
+		av->dgid = grh->dgid;
+		av->sgid_index = grh->sgid_index;
+		av->traffic_class = grh->traffic_class;
+		av->hop_limit = grh->hop_limit;
+		av->flow_label = grh->flow_label & 0xfffff;
+		if (grh->sgid_attr)
+			av->sgid = grh->sgid_attr->gid;
+	}
+	return 0;
+}
+
 /**
  * scire_av_init() - resolve a RoCEv2 address vector.
  * @sdev: the device the AV is for.
@@ -848,10 +881,14 @@ out:
  * GID's netdev, and traffic class, hop limit, flow label and SL from the
  * GRH and AH (IBA 8.3 GRH fields carried in the IP header).
  *
+ * On a scire_ib device the AH is an InfiniBand one instead (LID, SL, an
+ * optional GRH; IBA 10.2.2.1), kept for the LRH and GRH.
+ *
  * Context: process context.
  * Return: 0; -EINVAL without a GRH, for a GID that is not RoCEv2 (RoCE v1,
  * IB) or of another device, or when source and destination are not of the
- * same IP version; -ENODEV if the source GID's netdev is gone.
+ * same IP version (on scire_ib: for an AH that is not of type IB); -ENODEV
+ * if the source GID's netdev is gone.
  */
 int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
 		  const struct rdma_ah_attr *attr)
@@ -861,6 +898,8 @@ int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
 	enum rdma_network_type type;
 	int ret;
 
+	if (sdev->link == SCIRE_LINK_IB)
+		return scire_av_init_ib(sdev, av, attr);
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;
@@ -1285,6 +1324,89 @@ struct scire_qp *scire_net_direct_peer(struct scire_qp *qp)
 	return peer;
 }
 
+/*
+ * May a datagram to @av be looped back on a scire_ib port? Its DLID must be
+ * one of the port's 2^LMC LIDs, and the port must be ACTIVE, or for QP0
+ * (whose SMPs also run a port in INIT or ARMED) have a link (IBA 7.2).
+ */
+static bool scire_ib_loopback_ok(struct scire_qp *qp,
+				 const struct scire_av *av)
+{
+	struct scire_dev *sdev = qp->sdev;
+	const struct scire_ib_port *ib = &sdev->ib;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	ok = ib->lid && (av->dlid & ~((1U << ib->lmc) - 1)) == ib->lid &&
+	     (sdev->port_state == IB_PORT_ACTIVE ||
+	      (qp->ibqp.qp_type == IB_QPT_SMI &&
+	       sdev->port_state != IB_PORT_DOWN));
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	return ok;
+}
+
+/*
+ * Loop a datagram back to a QP of its own scire_ib port, as an HCA does
+ * with a packet whose DLID is its own: the receiver sees the LRH fields
+ * (SLID, SL, DLID path bits) the packet would have carried. skb->data is
+ * the BTH, as scire_pkt_alloc() left it. Consumes @skb.
+ * Return: 0, or -EINVAL for a malformed packet (dropped and counted).
+ */
+static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
+			     struct sk_buff *skb)
+{
+	struct scire_dev *sdev = qp->sdev;
+	const struct scire_opcode_info *info;
+	struct scire_bth *bth;
+	struct scire_pkt *pkt;
+	unsigned long flags;
+	u32 len, paylen;
+	u16 lid;
+	u8 lmc;
+
+	/* The receiver trims and queues it: it must be ours alone. */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb) {
+		scire_count(sdev, SCIRE_CNT_TX_DROPS, 1);
+		return -ENOMEM;
+	}
+	len = skb->len;
+	bth = (struct scire_bth *)skb->data;
+	info = &scire_opcode[bth->opcode];
+	/* A linear packet holds its pad; one with fragments does not yet. */
+	paylen = len - info->hdr_len;
+	if (!skb_is_nonlinear(skb))
+		paylen -= scire_bth_pad(bth);
+	if (!(info->mask & SCIRE_M_VALID) || skb_headlen(skb) < info->hdr_len ||
+	    paylen > len || pskb_trim(skb, info->hdr_len + paylen)) {
+		scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	lid = sdev->ib.lid;
+	lmc = sdev->ib.lmc;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+
+	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
+	scire_count(sdev, SCIRE_CNT_TX_BYTES, len);
+	pkt = scire_pkt_fill(skb, sdev, bth, paylen);
+	pkt->ib = true;
+	pkt->sl = av->sl;
+	pkt->slid = lid | (av->src_path_bits & ((1U << lmc) - 1));
+	pkt->dlid_path_bits = av->dlid & ((1U << lmc) - 1);
+	skb->protocol = 0;
+	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
+	scire_count(sdev, SCIRE_CNT_RX_BYTES, len);
+
+	rcu_read_lock();
+	local_bh_disable();
+	scire_rcv_qp(sdev, skb, NULL, false, NULL);
+	local_bh_enable();
+	rcu_read_unlock();
+	return 0;
+}
+
 /**
  * scire_pkt_send() - complete a RoCEv2 packet and send or loop it back.
  * @qp: the sending QP; qp->src_port is the UDP source port.
@@ -1309,7 +1431,9 @@ struct scire_qp *scire_net_direct_peer(struct scire_qp *qp)
  * Return: 0 when the packet was handed to the IP stack or to a receiver
  * (either may still drop it); -EHOSTUNREACH, -ENETUNREACH or another
  * routing error when there is no way to the destination; -ENETDOWN when
- * the namespace's socket is gone; -EAFNOSUPPORT for IPv6 without IPv6;
+ * the namespace's socket is gone; -ENOLINK on a scire_ib port, whose wire
+ * is not built yet (only datagrams to the port's own LIDs are looped
+ * back); -EAFNOSUPPORT for IPv6 without IPv6;
  * -ENOBUFS or -ENOMEM when the stack or allocation dropped it; -EINVAL or
  * -EMSGSIZE for a malformed AV or packet.
  *
@@ -1335,6 +1459,15 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	bool ipv6;
 	int ret;
 
+	if (sdev->link == SCIRE_LINK_IB) {
+		if (unit || !scire_qp_is_datagram(qp) ||
+		    !scire_ib_loopback_ok(qp, av)) {
+			/* The scire_ib wire is not built yet (scire_ib.c). */
+			scire_drop(sdev, skb, SCIRE_DROP_TX_NO_LINK);
+			return -ENOLINK;
+		}
+		return scire_ib_loopback(qp, av, skb);
+	}
 	if (av->network_type != RDMA_NETWORK_IPV4 &&
 	    av->network_type != RDMA_NETWORK_IPV6) {
 		ret = -EINVAL;

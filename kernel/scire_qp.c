@@ -37,6 +37,7 @@
 #define SCIRE_QP_RX_BUDGET	64
 
 /* QPNs of RC/UC/UD QPs: 0 and 1 are the special QPs (SMI, GSI). */
+#define SCIRE_QPN_SMI		0
 #define SCIRE_QPN_GSI		1
 #define SCIRE_QPN_MIN		2
 #define SCIRE_QPN_MAX		SCIRE_QPN_MASK
@@ -844,7 +845,8 @@ static int scire_qp_check_attr(struct scire_qp *qp,
 {
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SCIRE_PKEY_TBL_LEN)
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= scire_pkey_tbl_len(qp->sdev))
 		return -EINVAL;
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~SCIRE_QP_ACCESS))
@@ -877,8 +879,8 @@ static int scire_qp_check_attr(struct scire_qp *qp,
 	    attr->path_mig_state != IB_MIG_MIGRATED)
 		return -EINVAL;
 	if (mask & IB_QP_AV) {
-		if (attr->ah_attr.type != RDMA_AH_ATTR_TYPE_ROCE ||
-		    rdma_ah_get_port_num(&attr->ah_attr) != 1)
+		/* scire_av_init() checks the AV's type for the link. */
+		if (rdma_ah_get_port_num(&attr->ah_attr) != 1)
 			return -EINVAL;
 		return scire_av_init(qp->sdev, av, &attr->ah_attr);
 	}
@@ -1245,7 +1247,11 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
-		/* The MAD layer's QP1 of port 1 (IBA 10.2.4.4). */
+	case IB_QPT_SMI:
+		/*
+		 * The MAD layer's QP1 and (on scire_ib only, checked by the
+		 * caller) QP0 of port 1 (IBA 10.2.4.4).
+		 */
 		if (udata || init->port_num != 1)
 			return -EINVAL;
 		break;
@@ -1302,7 +1308,7 @@ static noinline int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata
 ALLOW_ERROR_INJECTION(scire_qp_respond, ERRNO);
 
 /**
- * scire_create_qp() - create an RC, UC, UD or GSI QP (IBA 11.2.4.1).
+ * scire_create_qp() - create an RC, UC, UD, GSI or SMI QP (IBA 11.2.4.1).
  * @ibqp: the core-allocated QP (PD, CQs, SRQ, type and event handler set).
  * @init: creation attributes. Capacities up to SCIRE_MAX_QP_WR WQEs,
  *	  SCIRE_MAX_SGE SGEs and SCIRE_MAX_INLINE inline bytes; on success
@@ -1315,14 +1321,16 @@ ALLOW_ERROR_INJECTION(scire_qp_respond, ERRNO);
  * A user QP's SQ and RQ are rings in memory the process maps (offsets in
  * the response); a kernel QP's rings are written by scire_post_send() and
  * scire_post_recv(). The QP starts in RESET with a QPN in 2..2^24-1; the
- * GSI QP (kernel only, one per device, for the MAD layer) is QP1.
+ * GSI QP (kernel only, one per device, for the MAD layer) is QP1, and on a
+ * scire_ib device the SMI QP is QP0.
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC/UD/GSI, creation
+ * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC/UD/GSI (and SMI
+ * on scire_ib), creation
  * flags, XRC or RSS; -EINVAL for capacities past the limits, a bad
  * sq_sig_type, missing CQs, a non-zero UHW request, a short response
- * buffer, or a GSI QP from user space or not on port 1; -EBUSY for a
- * second GSI QP;
+ * buffer, or a GSI or SMI QP from user space or not on port 1; -EBUSY for
+ * a second one;
  * -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when no QPN is free; -EFAULT if
  * the response cannot be written; errors of scire_req_init() and
  * scire_resp_init().
@@ -1342,6 +1350,9 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	BUILD_BUG_ON(sizeof(struct scire_sge) != 16);
 
 	ret = scire_qp_check_init(init, udata);
+	/* Only an InfiniBand port has a subnet management interface. */
+	if (!ret && init->qp_type == IB_QPT_SMI && sdev->link != SCIRE_LINK_IB)
+		ret = -EOPNOTSUPP;
 	if (ret)
 		return ret;
 	if (atomic_inc_return(&sdev->num_qp) > SCIRE_MAX_QP) {
@@ -1380,8 +1391,9 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	/* Reserved, not yet published: lookups from the wire see nothing. */
-	if (init->qp_type == IB_QPT_GSI) {
-		qpn = SCIRE_QPN_GSI;
+	if (init->qp_type == IB_QPT_GSI || init->qp_type == IB_QPT_SMI) {
+		qpn = init->qp_type == IB_QPT_GSI ? SCIRE_QPN_GSI :
+						     SCIRE_QPN_SMI;
 		ret = xa_insert(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
 		ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
@@ -1544,8 +1556,7 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
 			   struct scire_send_wqe *wqe)
 {
 	struct scire_sge *sge = (struct scire_sge *)wqe->data;
-	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
-		  qp->ibqp.qp_type == IB_QPT_GSI;
+	bool ud = scire_qp_is_datagram(qp);
 	const struct scire_wr_op *op;
 	int i;
 

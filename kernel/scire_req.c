@@ -127,10 +127,10 @@ static void scire_req_retrans_expired(struct timer_list *t)
 	scire_qp_kick(qp);
 }
 
-/* UD and GSI: datagrams, never acknowledged (IBA 9.8.2). */
+/* UD, GSI and SMI: datagrams, never acknowledged (IBA 9.8.2). */
 static bool scire_req_is_ud(const struct scire_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	return scire_qp_is_datagram(qp);
 }
 
 static void scire_req_rnr_expired(struct timer_list *t)

@@ -1036,14 +1036,20 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 	scire_resp_in_parse(skb, &in);
 	deth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_DETH);
-	if (get_unaligned_be32(&deth->qkey) != qp->qkey) {
+	/* QP0 takes no Q_Key (IBA 10.2.4.4, 14.2.2). */
+	if (qp->ibqp.qp_type != IB_QPT_SMI &&
+	    get_unaligned_be32(&deth->qkey) != qp->qkey) {
 		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
 		return;
 	}
 	if (scire_resp_get_wqe(qp))
 		return;
 
-	scire_resp_grh(skb, grh);
+	/* A scire_ib packet without a GRH leaves those 40 bytes undefined. */
+	if (pkt->ib)
+		memset(grh, 0, sizeof(grh));
+	else
+		scire_resp_grh(skb, grh);
 	ret = scire_sgl_copy(resp->sgl, grh, sizeof(grh), true);
 	if (!ret)
 		ret = scire_resp_place(qp, &in);
@@ -1063,10 +1069,17 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 
 	cqe.opcode = SCIRE_CQE_OP_RECV;
 	cqe.byte_len = sizeof(grh) + pkt->paylen;
-	cqe.flags = SCIRE_CQE_F_GRH;
 	cqe.src_qp = get_unaligned_be32(&deth->sqp) & SCIRE_QPN_MASK;
-	cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?
-			       SCIRE_CQE_NET_IPV6 : SCIRE_CQE_NET_IPV4;
+	if (pkt->ib) {
+		cqe.slid = pkt->slid;
+		cqe.sl = pkt->sl;
+		cqe.dlid_path_bits = pkt->dlid_path_bits;
+		cqe.network_hdr_type = SCIRE_CQE_NET_IB;
+	} else {
+		cqe.flags = SCIRE_CQE_F_GRH;
+		cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?
+				       SCIRE_CQE_NET_IPV6 : SCIRE_CQE_NET_IPV4;
+	}
 	scire_resp_imm(&in, &cqe);
 	scire_resp_complete(qp, &cqe, pkt);
 }
@@ -1126,8 +1139,7 @@ static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 		scire_resp_rc(qp, skb);
 	else if (qp->ibqp.qp_type == IB_QPT_UC && transport == SCIRE_OP_UC)
 		scire_resp_uc(qp, skb);
-	else if ((qp->ibqp.qp_type == IB_QPT_UD ||
-		  qp->ibqp.qp_type == IB_QPT_GSI) && transport == SCIRE_OP_UD)
+	else if (scire_qp_is_datagram(qp) && transport == SCIRE_OP_UD)
 		scire_resp_ud(qp, skb);
 	else
 		goto drop;

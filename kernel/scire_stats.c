@@ -29,6 +29,7 @@ static const struct rdma_stat_desc scire_counter_desc[SCIRE_CNT_MAX] = {
 	[SCIRE_CNT_OOS_REQUEST] = { .name = "out_of_seq_request" },
 	[SCIRE_CNT_ICRC_ERRORS] = { .name = "icrc_errors" },
 	[SCIRE_CNT_RX_DROPS] = { .name = "rx_drops" },
+	[SCIRE_CNT_TX_DROPS] = { .name = "tx_drops" },
 	[SCIRE_CNT_LOCAL_UNITS] = { .name = "local_units" },
 	[SCIRE_CNT_LOCAL_BYTES] = { .name = "local_bytes" },
 	[SCIRE_CNT_LOCAL_DIRECT] = { .name = "local_direct" },

@@ -64,7 +64,7 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cqe = SCIRE_MAX_CQE;
 	attr->max_mr = SCIRE_MAX_MR;
 	attr->max_pd = SCIRE_MAX_PD;
-	attr->max_pkeys = SCIRE_PKEY_TBL_LEN;
+	attr->max_pkeys = scire_pkey_tbl_len(sdev);
 	attr->max_qp = SCIRE_MAX_QP;
 	attr->max_qp_wr = SCIRE_MAX_QP_WR;
 	attr->max_send_sge = SCIRE_MAX_SGE;
@@ -102,15 +102,19 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
  * @sdev: the device.
  *
  * The one definition of the port's active MTU: query_port reports it and
- * modify_qp bounds the path MTU by it.
+ * modify_qp bounds the path MTU by it. A scire_ib port's is its MTUCap
+ * (scire_ib_mtu_cap()).
  *
  * Context: any.
  * Return: IB_MTU_256..IB_MTU_4096.
  */
 enum ib_mtu scire_active_mtu(struct scire_dev *sdev)
 {
-	int payload = READ_ONCE(sdev->netdev->mtu) - SCIRE_MAX_HDR_LEN;
+	int payload;
 
+	if (sdev->link == SCIRE_LINK_IB)
+		return scire_ib_mtu_cap(sdev);
+	payload = READ_ONCE(sdev->netdev->mtu) - SCIRE_MAX_HDR_LEN;
 	return min(ib_mtu_int_to_enum(payload), IB_MTU_4096);
 }
 
