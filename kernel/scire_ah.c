@@ -79,8 +79,8 @@ err_count:
 /**
  * scire_query_ah() - read an address handle back (IBA 11.2.2.2).
  * @ibah: the AH.
- * @attr: zeroed by the core, with its type set; filled in here. The core
- *	  adds the source GID attribute it holds.
+ * @attr: filled in whole, type included: callers (the MAD layer's
+ *	  rcv_has_same_gid()) pass it uninitialised.
  *
  * The MAD layer matches a response to its request by comparing the
  * request's AH with the response's work completion, so this is what lets
@@ -93,6 +93,8 @@ int scire_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
 	struct scire_av *av = &to_sah(ibah)->av;
 
+	memset(attr, 0, sizeof(*attr));
+	attr->type = ibah->type;
 	rdma_ah_set_port_num(attr, 1);
 	rdma_ah_set_sl(attr, av->sl);
 	if (av->network_type == RDMA_NETWORK_IB) {
