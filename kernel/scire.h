@@ -150,6 +150,8 @@ enum scire_drop_reason {
 	SCIRE_DROP_NO_QP,	/* no such QP */
 	SCIRE_DROP_QP_TYPE,	/* opcode's transport differs from the QP's */
 	SCIRE_DROP_QP_PATH,	/* RC/UC packet not from the QP's peer */
+	SCIRE_DROP_NOT_NEIGHBOUR, /* scire_ib: not from the link's neighbour */
+	SCIRE_DROP_PORT_STATE,	/* scire_ib: data for a port not ARMED/ACTIVE */
 	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
 	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
 	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */
@@ -224,6 +226,12 @@ enum scire_link {
  * @pkeys:		the P_Key table; entry 0 starts as the default
  *			partition's full member key, the rest as 0 (invalid).
  * @sl2vl:		SLtoVLMappingTable, two SLs per byte as on the wire.
+ * @sm_disabled:	the SM set PortPhysicalState Disabled; the port stays
+ *			DOWN until it sets Polling.
+ * @peer:		the neighbour's IPv4 address (ports/1/scire_ib_peer),
+ *			0 for none.
+ * @hello_seen:		jiffies (| 1) of the neighbour's last HELLO, 0 for none.
+ * @peer_guid:		the port GUID the neighbour's HELLO named.
  */
 struct scire_ib_port {
 	__be64 mkey;
@@ -255,6 +263,10 @@ struct scire_ib_port {
 	u8 link_speed_enabled;
 	u16 pkeys[SCIRE_IB_PKEY_TBL_LEN];
 	u8 sl2vl[8];
+	bool sm_disabled;
+	__be32 peer;
+	unsigned long hello_seen;
+	__be64 peer_guid;
 };
 
 /**
@@ -291,6 +303,8 @@ struct scire_ib_pma_base {
  *		DOWN without carrier, then INIT and what the SM sets.
  * @ib:		scire_ib only: the port's subnet management state.
  * @ib_pma:	scire_ib only: the PMA's counter baselines.
+ * @ib_sock:	scire_ib only: the device's UDP socket (scire_ib_net.c).
+ * @ib_hello:	scire_ib only: the once-a-second HELLO and link check.
  * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
  * @mr_next:	cyclic allocation cursor for @mr_xa.
  * @key_gen:	low byte of the next key, so a recycled index gets a new key.
@@ -330,6 +344,8 @@ struct scire_dev {
 	enum ib_port_state port_state;
 	struct scire_ib_port ib;
 	struct scire_ib_pma_base ib_pma;
+	struct socket __rcu *ib_sock;
+	struct delayed_work ib_hello;
 
 	struct xarray mr_xa;
 	u32 mr_next;
@@ -648,6 +664,7 @@ struct scire_mcg {
  *		MTU. Set by the sender before scire_pkt_send().
  * @ib:		a scire_ib packet: no IP header; @slid, @sl and
  *		@dlid_path_bits stand for its LRH.
+ * @ib_grh:	a scire_ib packet with a GRH, at the skb's network header.
  * @sl:		LRH SL (scire_ib).
  * @slid:	LRH SLID (scire_ib).
  * @dlid_path_bits: the DLID's bits below the port's LMC (scire_ib).
@@ -663,6 +680,7 @@ struct scire_pkt {
 	bool se;
 	bool local;
 	bool ib;
+	bool ib_grh;
 	u8 sl;
 	u16 slid;
 	u8 dlid_path_bits;
@@ -962,6 +980,16 @@ enum ib_mtu scire_ib_mtu_cap(const struct scire_dev *sdev);
 int scire_ib_register_link(void);
 void scire_ib_unregister_link(void);
 
+/* scire_ib_net.c */
+extern const struct attribute_group *scire_ib_port_groups[];
+unsigned int scire_ib_headroom(void);
+u8 scire_ib_link_phys_state(const struct scire_dev *sdev);
+int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
+		  struct sk_buff *skb);
+int scire_ib_net_open(struct scire_dev *sdev);
+void scire_ib_net_start(struct scire_dev *sdev);
+void scire_ib_net_close(struct scire_dev *sdev);
+
 /* scire_mad.c */
 int scire_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
@@ -1139,6 +1167,12 @@ struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 				u32 len, gfp_t gfp);
 bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av);
 struct scire_qp *scire_net_direct_peer(struct scire_qp *qp);
+void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
+		    enum scire_drop_reason why);
+struct scire_pkt *scire_net_pkt_fill(struct sk_buff *skb,
+				     struct scire_dev *sdev,
+				     const struct scire_bth *bth, u32 paylen);
+void scire_net_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb);
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb);
 int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,

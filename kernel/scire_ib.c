@@ -11,10 +11,8 @@
  * DOWN without a link, INIT with one, then ARMED and ACTIVE as the SM
  * says), and the events each change raises.
  *
- * The port's wire (docs/scire_ib.md, "Encapsulation") is not built yet:
- * every packet sent on a scire_ib port is dropped and counted as
- * tx_no_link, so a subnet manager on the port sees a subnet of this port
- * alone.
+ * The port's wire, the neighbour and the encapsulation, is in
+ * scire_ib_net.c.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -33,9 +31,9 @@ MODULE_ALIAS_RDMA_LINK("scire_ib");
 /*
  * Bytes a full scire_ib packet adds to its payload on IPv4: IP (20), UDP
  * (8), scire_ib header (4), LRH (8), GRH (40), BTH (12), RETH + ImmDt
- * (20), ICRC (4), VCRC (2). docs/scire_ib.md, "MTU".
+ * (20), ICRC (4). docs/scire_ib.md, "MTU".
  */
-#define SCIRE_IB_MAX_OVERHEAD		118
+#define SCIRE_IB_MAX_OVERHEAD		116
 
 /* CapabilityMask bits that agents on the host set and clear (modify_port). */
 #define SCIRE_IB_AGENT_CAPS	(IB_PORT_SM | IB_PORT_SM_DISABLED |	\
@@ -90,25 +88,15 @@ enum ib_mtu scire_ib_mtu_cap(const struct scire_dev *sdev)
 	return min(mtu, IB_MTU_4096);
 }
 
-/* The netdev's say in the port state: a link needs it running with carrier. */
-static u8 scire_ib_netdev_phys_state(const struct scire_dev *sdev)
-{
-	const struct net_device *ndev = sdev->netdev;
-
-	if (!netif_running(ndev))
-		return IB_PORT_PHYS_STATE_DISABLED;
-	return netif_carrier_ok(ndev) ? IB_PORT_PHYS_STATE_LINK_UP :
-					IB_PORT_PHYS_STATE_POLLING;
-}
-
 /**
  * scire_ib_port_init() - the port as it is before any SM has seen it.
  * @sdev: a scire_ib device being created (not yet registered).
  *
  * LID 0, default GID prefix, M_Key 0, the default partition's full key in
- * P_Key entry 0, every SL on VL0; INIT if the netdev has a link, else DOWN
- * (IBA 14.2.5.6; docs/scire_ib.md, "The port and the subnet management
- * agent").
+ * P_Key entry 0, every SL on VL0, no neighbour: DOWN, its physical state
+ * Polling (or Disabled with the netdev down) until a neighbour answers
+ * (IBA 14.2.5.6; docs/scire_ib.md, "The link", "The port and the subnet
+ * management agent").
  *
  * Context: process context, before ib_register_device().
  */
@@ -127,9 +115,10 @@ void scire_ib_port_init(struct scire_dev *sdev)
 	ib->link_width_enabled = SCIRE_IB_WIDTH_SUPPORTED;
 	ib->link_speed_enabled = SCIRE_IB_SPEED_SUPPORTED;
 	ib->pkeys[0] = IB_DEFAULT_PKEY_FULL;
-	ib->phys_state = scire_ib_netdev_phys_state(sdev);
-	sdev->port_state = ib->phys_state == IB_PORT_PHYS_STATE_LINK_UP ?
-			   IB_PORT_INIT : IB_PORT_DOWN;
+	ib->phys_state = netif_running(sdev->netdev) ?
+			 IB_PORT_PHYS_STATE_POLLING :
+			 IB_PORT_PHYS_STATE_DISABLED;
+	sdev->port_state = IB_PORT_DOWN;
 }
 
 /**
@@ -198,24 +187,26 @@ void scire_ib_dispatch(struct scire_dev *sdev, u32 events)
 }
 
 /**
- * scire_ib_port_update() - follow the netdev's link.
+ * scire_ib_port_update() - follow the link: the netdev and the neighbour.
  * @sdev: a registered scire_ib device.
  *
- * Without carrier (or with the netdev down) the port is DOWN, its physical
- * state Polling (or Disabled); when the link returns it is INIT and waits
- * for the SM (IBA 14.2.5.6: a port whose link comes up starts in INIT). The
+ * Without carrier or a neighbour answering HELLOs (or with the netdev
+ * down, or disabled by the SM) the port is DOWN, its physical state
+ * Polling (or Disabled); when the link returns it is INIT and waits for
+ * the SM (IBA 14.2.5.6: a port whose link comes up starts in INIT). The
  * SM's settings (LID, P_Keys, M_Key) survive, as on a real port.
  *
  * Context: process or atomic context; takes sdev->port_lock.
  */
 void scire_ib_port_update(struct scire_dev *sdev)
 {
-	u8 phys = scire_ib_netdev_phys_state(sdev);
 	enum ib_port_state state;
 	unsigned long flags;
 	u32 events = 0;
+	u8 phys;
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
+	phys = scire_ib_link_phys_state(sdev);
 	state = sdev->port_state;
 	if (phys != IB_PORT_PHYS_STATE_LINK_UP)
 		state = IB_PORT_DOWN;
@@ -397,6 +388,7 @@ const struct ib_device_ops scire_ib_dev_ops = {
 	.get_link_layer = scire_ib_get_link_layer,
 	.get_port_immutable = scire_ib_get_port_immutable,
 	.modify_port = scire_ib_modify_port,
+	.port_groups = scire_ib_port_groups,
 	.process_mad = scire_process_mad,
 	.query_gid = scire_ib_query_gid,
 	.query_pkey = scire_ib_query_pkey,

@@ -256,32 +256,28 @@ static bool scire_sma_port_info_set(struct scire_dev *sdev,
 	if (link_down > 2)
 		return false;
 
-	/*
-	 * PortPhysicalState: Disabled takes the port down until a Set of
-	 * Polling; Polling (re)trains the link, which comes up at once if
-	 * the netdev has carrier.
-	 */
+	/* PortPhysicalState: 0 (no change), Polling or Disabled. */
 	switch (phys) {
 	case 0:
 		break;
 	case IB_PORT_PHYS_STATE_POLLING:
-		if (phys_state == IB_PORT_PHYS_STATE_DISABLED &&
-		    netif_running(sdev->netdev)) {
-			phys_state = netif_carrier_ok(sdev->netdev) ?
-				     IB_PORT_PHYS_STATE_LINK_UP :
-				     IB_PORT_PHYS_STATE_POLLING;
-			if (phys_state == IB_PORT_PHYS_STATE_LINK_UP)
-				state = IB_PORT_INIT;
-		} else if (state != IB_PORT_DOWN) {
-			state = IB_PORT_INIT;
-		}
-		break;
 	case IB_PORT_PHYS_STATE_DISABLED:
-		phys_state = IB_PORT_PHYS_STATE_DISABLED;
-		state = IB_PORT_DOWN;
 		break;
 	default:
 		return false;
+	}
+	/*
+	 * Disabled holds the port DOWN; Polling lifts that and retrains the
+	 * link, which is up at once if the netdev and the neighbour are.
+	 */
+	if (phys) {
+		bool was_disabled = ib->sm_disabled;
+
+		ib->sm_disabled = phys == IB_PORT_PHYS_STATE_DISABLED;
+		phys_state = scire_ib_link_phys_state(sdev);
+		ib->sm_disabled = was_disabled;
+		state = phys_state == IB_PORT_PHYS_STATE_LINK_UP ?
+			IB_PORT_INIT : IB_PORT_DOWN;
 	}
 	next = scire_sma_next_state(state, pi->linkspeed_portstate & 0xf);
 	if (next < 0)
@@ -323,6 +319,8 @@ static bool scire_sma_port_info_set(struct scire_dev *sdev,
 	ib->pkey_violations = be16_to_cpu(pi->pkey_violations);
 	ib->qkey_violations = be16_to_cpu(pi->qkey_violations);
 	ib->subnet_timeout = pi->clientrereg_resv_subnetto & 0x1f;
+	if (phys)
+		ib->sm_disabled = phys == IB_PORT_PHYS_STATE_DISABLED;
 	ib->phy_err_threshold = pi->localphyerrors_overrunerrors >> 4;
 	ib->overrun_threshold = pi->localphyerrors_overrunerrors & 0xf;
 	scire_ib_set_port_state(sdev, next, phys_state, events);

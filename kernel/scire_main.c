@@ -63,7 +63,10 @@ static void scire_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&scire_devs_lock);
 
-	scire_net_dev_close(sdev);
+	if (sdev->link == SCIRE_LINK_IB)
+		scire_ib_net_close(sdev);
+	else
+		scire_net_dev_close(sdev);
 
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	WARN_ON(!xa_empty(&sdev->cq_xa));
@@ -270,15 +273,15 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 		goto err_dealloc;
 
 	/*
-	 * The RoCEv2 UDP socket of the netdev's namespace (scire_net.c). A
-	 * scire_ib port must not take RoCEv2 packets, and its own wire is
-	 * not built yet (scire_ib.c).
+	 * The RoCEv2 UDP socket of the netdev's namespace (scire_net.c), or
+	 * a scire_ib port's own (scire_ib_net.c): it must not take RoCEv2.
 	 */
-	if (link == SCIRE_LINK_ROCE) {
+	if (link == SCIRE_LINK_ROCE)
 		ret = scire_net_dev_open(sdev);
-		if (ret)
-			goto err_dealloc;
-	}
+	else
+		ret = scire_ib_net_open(sdev);
+	if (ret)
+		goto err_dealloc;
 
 	/* NULL DMA device: virtual DMA, SGEs carry kernel virtual addresses. */
 	ret = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
@@ -294,6 +297,8 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 		ib_unregister_device(&sdev->ibdev);
 		return -ENODEV;
 	}
+	if (link == SCIRE_LINK_IB)
+		scire_ib_net_start(sdev);
 	return 0;
 
 err_dealloc:

@@ -284,12 +284,16 @@ static bool scire_rcv_transport_ok(const struct scire_qp *qp, u8 opcode)
  * packet read against a half-written AV is dropped and retransmitted.
  */
 static bool scire_rcv_path_ok(const struct scire_qp *qp,
-			      const struct sk_buff *skb, bool ipv6)
+			      struct sk_buff *skb, bool ipv6)
 {
 	const struct scire_av *av = &qp->av;
 
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return true;
+	/* scire_ib: the LRH's SLID must be the QP's DLID (IBA 9.6.1.1). */
+	if (scire_pkt(skb)->ib)
+		return av->network_type == RDMA_NETWORK_IB &&
+		       scire_pkt(skb)->slid == av->dlid;
 	if (ipv6) {
 		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
 
@@ -483,6 +487,53 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 
 drop:
 	scire_drop(sdev, skb, why);
+}
+
+/**
+ * scire_net_drop() - drop a packet, count it and trace why.
+ * @sdev: the device it was received on or sent from.
+ * @skb: the packet; freed.
+ * @why: the reason; those from SCIRE_DROP_TX_ROUTE on count as send drops.
+ *
+ * Context: any.
+ */
+void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
+		    enum scire_drop_reason why)
+{
+	scire_drop(sdev, skb, why);
+}
+
+/**
+ * scire_net_pkt_fill() - record a received packet's BTH in its control
+ * block (struct scire_pkt).
+ * @skb: the packet.
+ * @sdev: the device it arrived on.
+ * @bth: its BTH.
+ * @paylen: payload bytes after the headers, pad and ICRC excluded.
+ *
+ * Context: any.
+ * Return: scire_pkt(@skb), zeroed but for the BTH fields.
+ */
+struct scire_pkt *scire_net_pkt_fill(struct sk_buff *skb,
+				     struct scire_dev *sdev,
+				     const struct scire_bth *bth, u32 paylen)
+{
+	return scire_pkt_fill(skb, sdev, bth, paylen);
+}
+
+/**
+ * scire_net_rcv_qp() - hand a parsed scire_ib packet to its QP.
+ * @sdev: the device.
+ * @skb: skb->data at the BTH, scire_pkt() filled; consumed.
+ *
+ * Drops it if there is no such QP, the QP's type does not take the
+ * opcode's transport, or (RC, UC) it is not from the QP's peer.
+ *
+ * Context: BHs disabled, under RCU.
+ */
+void scire_net_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb)
+{
+	scire_rcv_qp(sdev, skb, NULL, false, NULL);
 }
 
 /*
@@ -939,12 +990,16 @@ static unsigned int scire_l3_len(const struct scire_av *av)
 	       sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 }
 
-/* Headroom for IP + UDP and the link layer, with a VLAN tag. */
+/*
+ * Headroom for IP + UDP and the link layer, with a VLAN tag; on scire_ib
+ * also for its header, LRH and GRH.
+ */
 static unsigned int scire_headroom(const struct scire_dev *sdev,
 				   const struct scire_av *av)
 {
 	return LL_RESERVED_SPACE(sdev->netdev) + VLAN_HLEN +
-	       scire_l3_len(av) + sizeof(struct udphdr);
+	       scire_l3_len(av) + sizeof(struct udphdr) +
+	       (sdev->link == SCIRE_LINK_IB ? scire_ib_headroom() : 0);
 }
 
 /**
@@ -1431,9 +1486,9 @@ static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
  * Return: 0 when the packet was handed to the IP stack or to a receiver
  * (either may still drop it); -EHOSTUNREACH, -ENETUNREACH or another
  * routing error when there is no way to the destination; -ENETDOWN when
- * the namespace's socket is gone; -ENOLINK on a scire_ib port, whose wire
- * is not built yet (only datagrams to the port's own LIDs are looped
- * back); -EAFNOSUPPORT for IPv6 without IPv6;
+ * the namespace's socket is gone; -ENOLINK on a scire_ib port without a
+ * live neighbour (scire_ib_xmit(); datagrams to the port's own LIDs are
+ * looped back); -EAFNOSUPPORT for IPv6 without IPv6;
  * -ENOBUFS or -ENOMEM when the stack or allocation dropped it; -EINVAL or
  * -EMSGSIZE for a malformed AV or packet.
  *
@@ -1460,13 +1515,13 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	int ret;
 
 	if (sdev->link == SCIRE_LINK_IB) {
-		if (unit || !scire_qp_is_datagram(qp) ||
-		    !scire_ib_loopback_ok(qp, av)) {
-			/* The scire_ib wire is not built yet (scire_ib.c). */
-			scire_drop(sdev, skb, SCIRE_DROP_TX_NO_LINK);
-			return -ENOLINK;
+		if (unit) {
+			scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+			return -EMSGSIZE;
 		}
-		return scire_ib_loopback(qp, av, skb);
+		if (scire_qp_is_datagram(qp) && scire_ib_loopback_ok(qp, av))
+			return scire_ib_loopback(qp, av, skb);
+		return scire_ib_xmit(qp, av, skb);
 	}
 	if (av->network_type != RDMA_NETWORK_IPV4 &&
 	    av->network_type != RDMA_NETWORK_IPV6) {

@@ -1046,7 +1046,9 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 		return;
 
 	/* A scire_ib packet without a GRH leaves those 40 bytes undefined. */
-	if (pkt->ib)
+	if (pkt->ib_grh)
+		memcpy(grh, skb_network_header(skb), sizeof(grh));
+	else if (pkt->ib)
 		memset(grh, 0, sizeof(grh));
 	else
 		scire_resp_grh(skb, grh);
@@ -1075,6 +1077,8 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 		cqe.sl = pkt->sl;
 		cqe.dlid_path_bits = pkt->dlid_path_bits;
 		cqe.network_hdr_type = SCIRE_CQE_NET_IB;
+		if (pkt->ib_grh)
+			cqe.flags = SCIRE_CQE_F_GRH;
 	} else {
 		cqe.flags = SCIRE_CQE_F_GRH;
 		cqe.network_hdr_type = skb->protocol == htons(ETH_P_IPV6) ?

@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scire: the wire of a scire_ib port - whole InfiniBand packets (LRH,
+ * optional GRH, BTH and the rest, ICRC) in UDP datagrams to one neighbour
+ * (docs/scire_ib.md, "The link" and "Encapsulation").
+ *
+ * Each scire_ib device has a UDP socket of its own, bound to its netdev
+ * and to the port ib_udp_port in the netdev's namespace. The neighbour is
+ * the IPv4 address written to the port's scire_ib_peer attribute; the two
+ * ends greet each other with a HELLO once a second, and the link is up
+ * while the netdev has carrier and the neighbour's last HELLO is at most
+ * three seconds old. Datagrams from any other address are dropped: the
+ * link is point to point.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <linux/crc32.h>
+#include <linux/inet.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_sysfs.h>
+
+#include "scire.h"
+#include "scire_trace.h"
+
+static unsigned short scire_ib_udp_port = 4792;
+module_param_named(ib_udp_port, scire_ib_udp_port, ushort, 0444);
+MODULE_PARM_DESC(ib_udp_port,
+		 "UDP port of the scire_ib encapsulation, in every namespace (default 4792; private to scire, not an IANA assignment)");
+
+#define SCIRE_IB_VERSION	1
+#define SCIRE_IB_TYPE_DATA	0
+#define SCIRE_IB_TYPE_HELLO	1
+
+#define SCIRE_IB_HELLO_PERIOD	HZ		/* a HELLO a second */
+#define SCIRE_IB_HELLO_TIMEOUT	(3 * HZ)	/* link down after three */
+
+#define SCIRE_LRH_LEN		8
+#define SCIRE_GRH_LEN		40
+#define SCIRE_LNH_LOCAL		2	/* IBA local: BTH follows the LRH */
+#define SCIRE_LNH_GLOBAL	3	/* IBA global: GRH, then BTH */
+#define SCIRE_GRH_NEXT_HDR	0x1b	/* IBA 8.3.1: an IBA transport header */
+#define SCIRE_LID_PERMISSIVE	0xffff
+#define SCIRE_VL15		15
+
+/*
+ * struct scire_ib_encap - the 4 bytes in front of every scire_ib datagram:
+ * version in the high nibble of @ver_type, type in the low one.
+ */
+struct scire_ib_encap {
+	u8 ver_type;
+	u8 resv8;
+	__be16 resv16;
+};
+
+/* struct scire_ib_hello - what a HELLO carries after the header. */
+struct scire_ib_hello {
+	__be64 port_guid;
+	__be64 node_guid;
+};
+
+/* struct scire_lrh - the local route header (IBA 7.7). */
+struct scire_lrh {
+	u8 vl_lver;		/* VL(7:4) LVer(3:0) */
+	u8 sl_lnh;		/* SL(7:4) resv(3:2) LNH(1:0) */
+	__be16 dlid;
+	__be16 pktlen;		/* resv(15:11) PktLen(10:0), 4-byte words */
+	__be16 slid;
+};
+
+/* The room a packet needs in front of the BTH for the scire_ib headers. */
+#define SCIRE_IB_HDR_ROOM	(sizeof(struct scire_ib_encap) + \
+				 SCIRE_LRH_LEN + SCIRE_GRH_LEN)
+
+static_assert(sizeof(struct scire_lrh) == SCIRE_LRH_LEN);
+static_assert(sizeof(struct ib_grh) == SCIRE_GRH_LEN);
+
+/**
+ * scire_ib_headroom() - what a scire_ib packet needs in front of its BTH
+ * beyond IP and UDP.
+ *
+ * Context: any.
+ * Return: bytes.
+ */
+unsigned int scire_ib_headroom(void)
+{
+	return SCIRE_IB_HDR_ROOM;
+}
+
+static int scire_ib_crc_piece(void *arg, u8 *buf, u32 n)
+{
+	u32 *crc = arg;
+
+	*crc = crc32_le(*crc, buf, n);
+	return 0;
+}
+
+/*
+ * The ICRC of an IB packet (IBA 7.8.1) at @off in @skb: LRH, @grh_len
+ * bytes of GRH, then @len - LRH - GRH bytes from the BTH on, linear or in
+ * fragments. The variant fields count as ones: LRH VL; GRH TClass,
+ * FlowLabel and HopLmt; BTH resv8a.
+ */
+static u32 scire_ib_icrc(struct sk_buff *skb, u32 off, u32 grh_len, u32 len)
+{
+	u8 buf[SCIRE_LRH_LEN + SCIRE_GRH_LEN + sizeof(struct scire_bth)];
+	u32 hlen = SCIRE_LRH_LEN + grh_len + sizeof(struct scire_bth);
+	struct scire_bth *bth;
+	u32 crc;
+
+	if (skb_copy_bits(skb, off, buf, hlen))
+		return 0;
+	buf[0] |= 0xf0;
+	if (grh_len) {
+		struct ib_grh *grh = (struct ib_grh *)(buf + SCIRE_LRH_LEN);
+
+		grh->version_tclass_flow |= cpu_to_be32(0x0fffffff);
+		grh->hop_limit = 0xff;
+	}
+	bth = (struct scire_bth *)(buf + SCIRE_LRH_LEN + grh_len);
+	bth->qpn |= cpu_to_be32(SCIRE_BTH_RESV8A_MASK);
+	crc = crc32_le(~0U, buf, hlen);
+	scire_skb_walk(skb, off + hlen, len - hlen, scire_ib_crc_piece, &crc);
+	return ~crc;
+}
+
+/* Is the link to the neighbour up? Caller holds sdev->port_lock. */
+static bool scire_ib_neighbour_alive(const struct scire_dev *sdev)
+{
+	const struct scire_ib_port *ib = &sdev->ib;
+
+	return ib->peer && ib->hello_seen &&
+	       time_before(jiffies, ib->hello_seen + SCIRE_IB_HELLO_TIMEOUT);
+}
+
+/**
+ * scire_ib_link_phys_state() - the PortPhysicalState the link gives.
+ * @sdev: a scire_ib device.
+ *
+ * Disabled while the SM holds the port disabled or the netdev is down;
+ * LinkUp while the netdev has carrier and the neighbour answers; Polling
+ * otherwise (docs/scire_ib.md, "The link").
+ *
+ * Context: any; caller holds sdev->port_lock.
+ * Return: an IB_PORT_PHYS_STATE_* value.
+ */
+u8 scire_ib_link_phys_state(const struct scire_dev *sdev)
+{
+	const struct net_device *ndev = sdev->netdev;
+
+	lockdep_assert_held(&sdev->port_lock);
+	if (sdev->ib.sm_disabled || !netif_running(ndev))
+		return IB_PORT_PHYS_STATE_DISABLED;
+	if (netif_carrier_ok(ndev) && scire_ib_neighbour_alive(sdev))
+		return IB_PORT_PHYS_STATE_LINK_UP;
+	return IB_PORT_PHYS_STATE_POLLING;
+}
+
+/* The device's socket, or NULL once it is closing. Caller holds RCU. */
+static struct socket *scire_ib_sock_rcu(struct scire_dev *sdev)
+{
+	return rcu_dereference(sdev->ib_sock);
+}
+
+/*
+ * Put the scire_ib header, UDP and IPv4 in front of @skb (skb->data at the
+ * scire_ib header's place) and send it to the neighbour. Consumes @skb.
+ */
+static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
+			     __be32 peer, u8 type, u16 src_port)
+{
+	struct scire_ib_encap *enc;
+	struct flowi4 fl = {};
+	struct socket *sock;
+	struct rtable *rt;
+	int ret = 0;
+
+	enc = skb_push(skb, sizeof(*enc));
+	enc->ver_type = SCIRE_IB_VERSION << 4 | type;
+	enc->resv8 = 0;
+	enc->resv16 = 0;
+
+	rcu_read_lock();
+	sock = scire_ib_sock_rcu(sdev);
+	if (!sock) {
+		ret = -ENETDOWN;
+		goto drop;
+	}
+	fl.daddr = peer;
+	fl.flowi4_oif = sdev->netdev->ifindex;
+	fl.flowi4_proto = IPPROTO_UDP;
+	rt = ip_route_output_key(sock_net(sock->sk), &fl);
+	if (IS_ERR(rt)) {
+		ret = PTR_ERR(rt);
+		goto drop;
+	}
+	skb->ignore_df = 0;
+	udp_tunnel_xmit_skb(rt, sock->sk, skb, fl.saddr, peer, 0,
+			    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
+			    htons(src_port), htons(scire_ib_udp_port), false,
+			    false);
+	rcu_read_unlock();
+	return 0;
+
+drop:
+	rcu_read_unlock();
+	scire_net_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
+	return ret;
+}
+
+/**
+ * scire_ib_xmit() - send a packet on a scire_ib port to its neighbour.
+ * @qp: the sending QP.
+ * @av: an InfiniBand AV (scire_av_init()): DLID, SL, path bits, GRH.
+ * @skb: from scire_pkt_alloc(): skb->data is the BTH; linear with its pad,
+ *	 or with the payload in fragments and no pad yet. Consumed.
+ *
+ * Builds the LRH (VL15 for QP0, VL0 otherwise; SLID the port's LID and
+ * path bits, or the permissive LID while the port has none), the GRH when
+ * the AV has one, pads and appends the ICRC (IBA 7.7, 8.3, 7.8.1), and
+ * sends the packet in a UDP datagram to the neighbour. A zero-copy packet
+ * is copied into one buffer first.
+ *
+ * Context: the QP's work item or softirq; no spinlock held.
+ * Return: 0 when handed to the IP stack; -ENOLINK without a live
+ * neighbour; -ENOMEM; routing errors. The packet is dropped and counted
+ * in every error case.
+ */
+int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
+		  struct sk_buff *skb)
+{
+	struct scire_dev *sdev = qp->sdev;
+	u32 grh_len = av->ib_grh ? SCIRE_GRH_LEN : 0;
+	bool qp0 = qp->ibqp.qp_type == IB_QPT_SMI;
+	bool frags = skb_is_nonlinear(skb);
+	struct scire_bth *bth;
+	struct scire_lrh *lrh;
+	union ib_gid sgid;
+	unsigned long flags;
+	u32 len, pad, words, icrc;
+	int head, tail;
+	__be32 peer;
+	bool up;
+	u16 lid;
+	u8 lmc;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	peer = sdev->ib.peer;
+	lid = sdev->ib.lid;
+	lmc = sdev->ib.lmc;
+	sgid.global.subnet_prefix = sdev->ib.gid_prefix;
+	up = sdev->ib.phys_state == IB_PORT_PHYS_STATE_LINK_UP;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	sgid.global.interface_id = scire_ib_port_guid(sdev);
+	if (!up || !peer) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_NO_LINK);
+		return -ENOLINK;
+	}
+
+	/* Our own writable copy: the requester may keep a clone to resend. */
+	if (skb_linearize(skb))
+		goto nomem;
+	bth = (struct scire_bth *)skb->data;
+	pad = frags ? scire_bth_pad(bth) : 0;
+	head = sizeof(struct udphdr) + sizeof(struct iphdr) +
+	       LL_RESERVED_SPACE(sdev->netdev) + SCIRE_IB_HDR_ROOM -
+	       skb_headroom(skb);
+	tail = pad + SCIRE_ICRC_SIZE - skb_tailroom(skb);
+	if ((skb_cloned(skb) || head > 0 || tail > 0) &&
+	    pskb_expand_head(skb, max(head, 0), max(tail, 0), GFP_ATOMIC))
+		goto nomem;
+	if (pad)
+		skb_put_zero(skb, pad);
+	len = skb->len;
+
+	if (grh_len) {
+		struct ib_grh *grh = skb_push(skb, SCIRE_GRH_LEN);
+
+		grh->version_tclass_flow =
+			cpu_to_be32(6U << 28 | (u32)av->traffic_class << 20 |
+				    av->flow_label);
+		grh->paylen = cpu_to_be16(len + SCIRE_ICRC_SIZE);
+		grh->next_hdr = SCIRE_GRH_NEXT_HDR;
+		grh->hop_limit = av->hop_limit;
+		grh->sgid = sgid;
+		grh->dgid = av->dgid;
+	}
+	lrh = skb_push(skb, SCIRE_LRH_LEN);
+	words = (SCIRE_LRH_LEN + grh_len + len + SCIRE_ICRC_SIZE) / 4;
+	lrh->vl_lver = (qp0 ? SCIRE_VL15 : 0) << 4;
+	lrh->sl_lnh = (av->sl & 0xf) << 4 |
+		      (grh_len ? SCIRE_LNH_GLOBAL : SCIRE_LNH_LOCAL);
+	lrh->dlid = cpu_to_be16(av->dlid);
+	lrh->pktlen = cpu_to_be16(words & 0x7ff);
+	lrh->slid = cpu_to_be16(lid ? lid | (av->src_path_bits &
+					     ((1U << lmc) - 1)) :
+				      SCIRE_LID_PERMISSIVE);
+	icrc = scire_ib_icrc(skb, 0, grh_len, skb->len);
+	put_unaligned_le32(icrc, skb_put(skb, SCIRE_ICRC_SIZE));
+
+	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
+	scire_count(sdev, SCIRE_CNT_TX_BYTES, len + SCIRE_ICRC_SIZE);
+	return scire_ib_udp_xmit(sdev, skb, peer, SCIRE_IB_TYPE_DATA,
+				 qp->src_port);
+
+nomem:
+	scire_net_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
+	return -ENOMEM;
+}
+
+/* Send a HELLO to the neighbour. Context: process context. */
+static void scire_ib_hello_send(struct scire_dev *sdev, __be32 peer)
+{
+	unsigned int room = LL_RESERVED_SPACE(sdev->netdev) +
+			    sizeof(struct iphdr) + sizeof(struct udphdr) +
+			    sizeof(struct scire_ib_encap);
+	struct scire_ib_hello *hello;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(room + sizeof(*hello), GFP_KERNEL);
+	if (!skb)
+		return;
+	skb_reserve(skb, room);
+	hello = skb_put(skb, sizeof(*hello));
+	hello->port_guid = scire_ib_port_guid(sdev);
+	hello->node_guid = sdev->ibdev.node_guid;
+	scire_ib_udp_xmit(sdev, skb, peer, SCIRE_IB_TYPE_HELLO,
+			  scire_ib_udp_port);
+}
+
+/*
+ * Once a second: greet the neighbour, and notice when it stopped
+ * answering. Runs only while the device is registered (the reference
+ * keeps port events away from a device being torn down).
+ */
+static void scire_ib_hello_work(struct work_struct *work)
+{
+	struct scire_dev *sdev = container_of(to_delayed_work(work),
+					      struct scire_dev, ib_hello);
+	unsigned long flags;
+	__be32 peer;
+
+	if (!ib_device_try_get(&sdev->ibdev))
+		return;
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	peer = sdev->ib.peer;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	if (peer && netif_running(sdev->netdev))
+		scire_ib_hello_send(sdev, peer);
+	scire_ib_port_update(sdev);
+	queue_delayed_work(system_wq, &sdev->ib_hello, SCIRE_IB_HELLO_PERIOD);
+	ib_device_put(&sdev->ibdev);
+}
+
+static void scire_ib_hello_rcv(struct scire_dev *sdev, struct sk_buff *skb)
+{
+	struct scire_ib_hello hello;
+	unsigned long flags;
+	bool was_alive;
+
+	if (skb_copy_bits(skb, sizeof(struct scire_ib_encap), &hello,
+			  sizeof(hello))) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_MALFORMED);
+		return;
+	}
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	was_alive = scire_ib_neighbour_alive(sdev);
+	sdev->ib.hello_seen = jiffies | 1;
+	sdev->ib.peer_guid = hello.port_guid;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	consume_skb(skb);
+	if (!was_alive && ib_device_try_get(&sdev->ibdev)) {
+		scire_ib_port_update(sdev);
+		/* Answer at once, so the other end comes up as fast. */
+		mod_delayed_work(system_wq, &sdev->ib_hello, 0);
+		ib_device_put(&sdev->ibdev);
+	}
+}
+
+/*
+ * Is the BTH's P_Key one the port may receive (IBA 10.9.3)? The base
+ * values must match an entry, and a limited member only talks to a full
+ * one. A mismatch counts a P_Key violation. Caller holds port_lock.
+ */
+static bool scire_ib_pkey_ok(struct scire_ib_port *ib, u16 pkey)
+{
+	int i;
+
+	for (i = 0; i < SCIRE_IB_PKEY_TBL_LEN; i++) {
+		u16 mine = ib->pkeys[i];
+
+		if (!(mine & 0x7fff) || (mine & 0x7fff) != (pkey & 0x7fff))
+			continue;
+		if ((mine | pkey) & 0x8000)
+			return true;
+	}
+	if (ib->pkey_violations != U16_MAX)
+		ib->pkey_violations++;
+	return false;
+}
+
+/*
+ * Receive a DATA datagram from the neighbour: skb->data is the scire_ib
+ * header, @len bytes to the end of the ICRC. Checks the LRH (IBA 7.7: the
+ * length, VL15 for QP0 only, a DLID of this port or the permissive LID for
+ * QP0), the GRH if any, the ICRC, the port state and the P_Key, and hands
+ * the packet to its QP with the LRH's SLID, SL and DLID path bits.
+ */
+static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
+			      u32 len)
+{
+	enum scire_drop_reason why = SCIRE_DROP_MALFORMED;
+	const struct scire_opcode_info *info;
+	u32 grh_len, hdr_len, pad, qpn, events = 0;
+	struct scire_lrh *lrh;
+	struct scire_bth *bth;
+	struct scire_pkt *pkt;
+	unsigned long flags;
+	u16 dlid, lid, mask;
+	__le32 icrc_buf;
+	const void *icrc;
+	bool mine;
+	u8 vl;
+
+	__skb_pull(skb, sizeof(struct scire_ib_encap));
+	len -= sizeof(struct scire_ib_encap);
+	if (len < SCIRE_LRH_LEN + sizeof(*bth) + SCIRE_ICRC_SIZE ||
+	    !pskb_may_pull(skb, SCIRE_LRH_LEN))
+		goto drop;
+	lrh = (struct scire_lrh *)skb->data;
+	switch (lrh->sl_lnh & 3) {
+	case SCIRE_LNH_LOCAL:
+		grh_len = 0;
+		break;
+	case SCIRE_LNH_GLOBAL:
+		grh_len = SCIRE_GRH_LEN;
+		break;
+	default:
+		goto drop;
+	}
+	if ((be16_to_cpu(lrh->pktlen) & 0x7ff) * 4 != len ||
+	    len < SCIRE_LRH_LEN + grh_len + sizeof(*bth) + SCIRE_ICRC_SIZE ||
+	    !pskb_may_pull(skb, SCIRE_LRH_LEN + grh_len + sizeof(*bth)))
+		goto drop;
+	lrh = (struct scire_lrh *)skb->data;
+	if (grh_len) {
+		struct ib_grh *grh = (struct ib_grh *)(lrh + 1);
+
+		if (be32_to_cpu(grh->version_tclass_flow) >> 28 != 6 ||
+		    grh->next_hdr != SCIRE_GRH_NEXT_HDR)
+			goto drop;
+	}
+	bth = (struct scire_bth *)(skb->data + SCIRE_LRH_LEN + grh_len);
+	info = &scire_opcode[bth->opcode];
+	pad = scire_bth_pad(bth);
+	hdr_len = SCIRE_LRH_LEN + grh_len + info->hdr_len;
+	if (!(info->mask & SCIRE_M_VALID) ||
+	    (bth->flags & SCIRE_BTH_TVER_MASK) ||
+	    len < hdr_len + pad + SCIRE_ICRC_SIZE)
+		goto drop;
+	if (!pskb_may_pull(skb, hdr_len)) {
+		why = SCIRE_DROP_NOMEM;
+		goto drop;
+	}
+	lrh = (struct scire_lrh *)skb->data;
+	bth = (struct scire_bth *)(skb->data + SCIRE_LRH_LEN + grh_len);
+
+	icrc = skb_header_pointer(skb, len - SCIRE_ICRC_SIZE, SCIRE_ICRC_SIZE,
+				  &icrc_buf);
+	if (!icrc || scire_ib_icrc(skb, 0, grh_len, len - SCIRE_ICRC_SIZE) !=
+	    get_unaligned_le32(icrc)) {
+		why = SCIRE_DROP_ICRC;
+		goto drop;
+	}
+
+	vl = lrh->vl_lver >> 4;
+	dlid = be16_to_cpu(lrh->dlid);
+	qpn = scire_bth_qpn(bth);
+	why = SCIRE_DROP_QPN;
+	/* VL15 carries QP0's SMPs and nothing else (IBA 7.6.5). */
+	if (vl == SCIRE_VL15 ? qpn != 0 : qpn == 0)
+		goto drop;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	lid = sdev->ib.lid;
+	mask = ~((1U << sdev->ib.lmc) - 1);
+	mine = (lid && (dlid & mask) == lid) ||
+	       (dlid == SCIRE_LID_PERMISSIVE && qpn == 0);
+	why = SCIRE_DROP_DGID;
+	if (mine && qpn != 0) {
+		/* Data needs ARMED or ACTIVE; its arrival activates ARMED. */
+		why = SCIRE_DROP_PORT_STATE;
+		mine = sdev->port_state == IB_PORT_ARMED ||
+		       sdev->port_state == IB_PORT_ACTIVE;
+		if (mine && !scire_ib_pkey_ok(&sdev->ib,
+					      be16_to_cpu(bth->pkey))) {
+			why = SCIRE_DROP_PKEY;
+			mine = false;
+		}
+		if (mine && sdev->port_state == IB_PORT_ARMED)
+			scire_ib_set_port_state(sdev, IB_PORT_ACTIVE,
+						sdev->ib.phys_state, &events);
+	}
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	if (events && ib_device_try_get(&sdev->ibdev)) {
+		scire_ib_dispatch(sdev, events);
+		ib_device_put(&sdev->ibdev);
+	}
+	if (!mine)
+		goto drop;
+
+	/* A UD receive copies the GRH from here (scire_resp_ud()). */
+	skb_set_network_header(skb, SCIRE_LRH_LEN);
+	pkt = scire_net_pkt_fill(skb, sdev, bth,
+				 len - hdr_len - pad - SCIRE_ICRC_SIZE);
+	pkt->ib = true;
+	pkt->ib_grh = grh_len;
+	pkt->sl = lrh->sl_lnh >> 4;
+	pkt->slid = be16_to_cpu(lrh->slid);
+	pkt->dlid_path_bits = dlid == SCIRE_LID_PERMISSIVE ? 0 : dlid & ~mask;
+	__skb_pull(skb, SCIRE_LRH_LEN + grh_len);
+	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
+		why = SCIRE_DROP_NOMEM;
+		goto drop;
+	}
+	skb_dst_drop(skb);
+	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
+	/* As scire_ib_xmit() counts them: from the BTH to the ICRC. */
+	scire_count(sdev, SCIRE_CNT_RX_BYTES, len - SCIRE_LRH_LEN - grh_len);
+	scire_net_rcv_qp(sdev, skb);
+	return;
+
+drop:
+	scire_net_drop(sdev, skb, why);
+}
+
+/* encap_rcv of a scire_ib socket: skb->data is the UDP header. */
+static int scire_ib_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	const struct scire_ib_encap *enc;
+	struct scire_dev *sdev;
+	unsigned long flags;
+	u32 ulen, len;
+	__be32 peer;
+
+	rcu_read_lock();
+	sdev = rcu_dereference_sk_user_data(sk);
+	if (!sdev) {
+		kfree_skb(skb);
+		goto out;
+	}
+	ulen = pskb_may_pull(skb, sizeof(struct udphdr) + sizeof(*enc)) ?
+	       ntohs(udp_hdr(skb)->len) : 0;
+	if (ulen < sizeof(struct udphdr) + sizeof(*enc) || ulen > skb->len) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_MALFORMED);
+		goto out;
+	}
+	len = ulen - sizeof(struct udphdr);
+	__skb_pull(skb, sizeof(struct udphdr));
+	if (pskb_trim(skb, len)) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_NOMEM);
+		goto out;
+	}
+
+	/* Point to point: only the neighbour is heard. */
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	peer = sdev->ib.peer;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	if (!peer || ip_hdr(skb)->saddr != peer) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_NOT_NEIGHBOUR);
+		goto out;
+	}
+	enc = (const struct scire_ib_encap *)skb->data;
+	if (enc->ver_type >> 4 != SCIRE_IB_VERSION) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_MALFORMED);
+		goto out;
+	}
+	switch (enc->ver_type & 0xf) {
+	case SCIRE_IB_TYPE_HELLO:
+		scire_ib_hello_rcv(sdev, skb);
+		break;
+	case SCIRE_IB_TYPE_DATA:
+		scire_ib_data_rcv(sdev, skb, len);
+		break;
+	default:
+		scire_net_drop(sdev, skb, SCIRE_DROP_MALFORMED);
+		break;
+	}
+out:
+	rcu_read_unlock();
+	/* Consumed: nothing reaches the socket's queue. */
+	return 0;
+}
+
+/**
+ * scire_ib_net_open() - give a scire_ib device its socket and start the
+ * HELLOs.
+ * @sdev: a scire_ib device being created, not yet registered.
+ *
+ * Binds a UDP socket to sdev->netdev and ib_udp_port in the netdev's
+ * namespace (IPv4). Binding to the device lets scire_ib ports on several
+ * netdevs of one namespace share the port number.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EADDRINUSE if the port is taken on that netdev; other
+ * socket creation errors.
+ */
+int scire_ib_net_open(struct scire_dev *sdev)
+{
+	struct udp_tunnel_sock_cfg tnl_cfg = {
+		.sk_user_data = sdev,
+		.encap_type = 1,
+		.encap_rcv = scire_ib_encap_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.family = AF_INET,
+		.local_udp_port = htons(scire_ib_udp_port),
+		.bind_ifindex = sdev->netdev->ifindex,
+	};
+	struct socket *sock;
+	int ret;
+
+	INIT_DELAYED_WORK(&sdev->ib_hello, scire_ib_hello_work);
+	ret = udp_sock_create(dev_net(sdev->netdev), &cfg, &sock);
+	if (ret) {
+		pr_warn("%s: cannot bind UDP port %u for scire_ib: %d\n",
+			sdev->netdev->name, scire_ib_udp_port, ret);
+		return ret;
+	}
+	setup_udp_tunnel_sock(dev_net(sdev->netdev), sock, &tnl_cfg);
+	rcu_assign_pointer(sdev->ib_sock, sock);
+	return 0;
+}
+
+/**
+ * scire_ib_net_start() - start greeting the neighbour.
+ * @sdev: a scire_ib device, just registered.
+ *
+ * Context: process context.
+ */
+void scire_ib_net_start(struct scire_dev *sdev)
+{
+	queue_delayed_work(system_wq, &sdev->ib_hello, 0);
+}
+
+/**
+ * scire_ib_net_close() - stop the HELLOs and release the socket.
+ * @sdev: a scire_ib device being destroyed (unregistered, no QP left);
+ *	  scire_ib_net_open() may have failed.
+ *
+ * Context: process context; sleeps (RCU grace period, work flush).
+ */
+void scire_ib_net_close(struct scire_dev *sdev)
+{
+	struct socket *sock = rcu_replace_pointer(sdev->ib_sock, NULL, true);
+
+	cancel_delayed_work_sync(&sdev->ib_hello);
+	/* Waits for receivers: none touches @sdev afterwards. */
+	if (sock)
+		udp_tunnel_sock_release(sock);
+}
+
+static ssize_t scire_ib_peer_show(struct ib_device *ibdev, u32 port,
+				  struct ib_port_attribute *attr, char *buf)
+{
+	struct scire_dev *sdev = to_sdev(ibdev);
+	unsigned long flags;
+	__be32 peer;
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	peer = sdev->ib.peer;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	return peer ? sysfs_emit(buf, "%pI4\n", &peer) :
+		      sysfs_emit(buf, "none\n");
+}
+
+/*
+ * Writing an IPv4 address makes it the neighbour (the link comes up when
+ * it answers a HELLO); "none" forgets it and takes the link down.
+ */
+static ssize_t scire_ib_peer_store(struct ib_device *ibdev, u32 port,
+				   struct ib_port_attribute *attr,
+				   const char *buf, size_t count)
+{
+	struct scire_dev *sdev = to_sdev(ibdev);
+	unsigned long flags;
+	__be32 peer = 0;
+
+	if (!sysfs_streq(buf, "none")) {
+		if (!in4_pton(buf, count, (u8 *)&peer, '\n', NULL) ||
+		    ipv4_is_zeronet(peer) || ipv4_is_multicast(peer) ||
+		    ipv4_is_lbcast(peer) || ipv4_is_loopback(peer))
+			return -EINVAL;
+	}
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	if (sdev->ib.peer != peer) {
+		sdev->ib.peer = peer;
+		sdev->ib.hello_seen = 0;
+		sdev->ib.peer_guid = 0;
+	}
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	scire_ib_port_update(sdev);
+	mod_delayed_work(system_wq, &sdev->ib_hello, 0);
+	return count;
+}
+
+static struct ib_port_attribute scire_ib_attr_peer =
+	__ATTR(scire_ib_peer, 0644, scire_ib_peer_show, scire_ib_peer_store);
+
+static struct attribute *scire_ib_port_attrs[] = {
+	&scire_ib_attr_peer.attr,
+	NULL,
+};
+
+static const struct attribute_group scire_ib_port_group = {
+	.attrs = scire_ib_port_attrs,
+};
+
+/* The port attributes of a scire_ib device (ports/1/scire_ib_peer). */
+const struct attribute_group *scire_ib_port_groups[] = {
+	&scire_ib_port_group,
+	NULL,
+};
