@@ -1114,3 +1114,68 @@ ktest_round()
 	grep -Eq "$name: PASS [1-9][0-9]* checks" <<<"$log" ||
 		fail "$what: no 'PASS <n> checks' line"
 }
+
+# --- the scire_ib link type (120, 121) ----------------------------------------
+
+# The two ends of ib_link_pair: sib0 on IB_IF_A (init_net, IB_IP_A), sib1
+# on IB_IF_B in netns IB_NS (IB_IP_B); MTU 9000, so IB MTU 4096.
+IB_NS=scire-ib-b IB_IF_A=sibA IB_IF_B=sibB
+IB_IP_A=192.168.91.1 IB_IP_B=192.168.91.2
+
+# ib_link_pair: create the veth pair, its namespace and scire_ib devices
+# sib0 and sib1 on its ends, with no neighbour configured (both DOWN).
+ib_link_pair()
+{
+	ip netns add "$IB_NS" || fail "ip netns add $IB_NS failed"
+	ip -n "$IB_NS" link set lo up
+	ip link add "$IB_IF_A" type veth peer name "$IB_IF_B" netns "$IB_NS" ||
+		fail "cannot create veth $IB_IF_A/$IB_IF_B"
+	ip link set "$IB_IF_A" mtu 9000 up || fail "cannot set $IB_IF_A up"
+	ip addr add "$IB_IP_A/24" dev "$IB_IF_A" || fail "cannot address $IB_IF_A"
+	ip -n "$IB_NS" link set "$IB_IF_B" mtu 9000 up || fail "cannot set $IB_IF_B up"
+	ip -n "$IB_NS" addr add "$IB_IP_B/24" dev "$IB_IF_B" ||
+		fail "cannot address $IB_IF_B"
+	wait_for 5 grep -qx 1 "/sys/class/net/$IB_IF_A/carrier" ||
+		fail "$IB_IF_A has no carrier"
+	rdma link add sib0 type scire_ib netdev "$IB_IF_A" ||
+		fail "rdma link add sib0 type scire_ib netdev $IB_IF_A failed"
+	in_ns "$IB_NS" rdma link add sib1 type scire_ib netdev "$IB_IF_B" ||
+		fail "rdma link add sib1 (in $IB_NS) failed"
+}
+
+# ib_link_up: make sib0 and sib1 each other's neighbour and wait until both
+# are INIT (or already further).
+ib_link_up()
+{
+	local d
+
+	echo "$IB_IP_B" >/sys/class/infiniband/sib0/ports/1/scire_ib_peer ||
+		fail "cannot set sib0's neighbour"
+	echo "$IB_IP_A" >/sys/class/infiniband/sib1/ports/1/scire_ib_peer ||
+		fail "cannot set sib1's neighbour"
+	for d in sib0 sib1; do
+		wait_for 10 bash -c "ibstat $d | grep -Eq 'State: (Initializing|Armed|Active)'" ||
+			fail "$d did not come up with its neighbour: $(ibstat "$d")"
+	done
+}
+
+# ib_link_teardown: undo ib_link_pair.
+ib_link_teardown()
+{
+	rdma link delete sib0 2>/dev/null
+	rdma link delete sib1 2>/dev/null
+	ip link delete "$IB_IF_A" 2>/dev/null
+	ip netns delete "$IB_NS" 2>/dev/null
+}
+
+# ib_state DEV: the port state ibstat reports (Down, Initializing, Active...).
+ib_state()
+{
+	ibstat "$1" | sed -n 's/^[[:space:]]*State: //p'
+}
+
+# ib_port_is DEV STATE: is DEV's port in STATE?
+ib_port_is()
+{
+	[ "$(ib_state "$1")" = "$2" ]
+}

@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Two scire_ib ports joined by one link (docs/scire_ib.md): sib0 on a veth
+# end in init_net, sib1 on the other end in netns $ns. Without a
+# neighbour both are DOWN (Polling); with each other's address in
+# ports/1/scire_ib_peer they greet each other and come up in INIT; a
+# directed-route SMP crosses the link; opensm on sib0 makes both ACTIVE
+# with LIDs of their own and itself their SM; ibnetdiscover finds both
+# CAs, saquery's NodeRecords name both, a LID-routed SMP and perfquery
+# reach the far port; ibv_rc_pingpong and ibv_ud_pingpong run over LIDs
+# (no GID) with their buffers checked; datagrams from an address that is
+# not the neighbour, and malformed ones from the neighbour, are dropped
+# and counted; carrier loss takes sib0 DOWN and the SM brings it back;
+# a restarted opensm finds both ports ACTIVE again.
+# shellcheck source-path=SCRIPTDIR
+set -u
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+for p in smpquery ibnetdiscover saquery perfquery ibstat opensm ibv_rc_pingpong python3; do
+	command -v "$p" >/dev/null || skip "$p not installed (infiniband-diags, opensm)"
+done
+modprobe ib_umad || fail "cannot load ib_umad"
+
+ns=$IB_NS ifb=$IB_IF_B ipa=$IB_IP_A ipb=$IB_IP_B
+osm_pid=''
+work=$(mktemp -d)
+cleanup()
+{
+	[ -n "$osm_pid" ] && kill "$osm_pid" 2>/dev/null && wait "$osm_pid" 2>/dev/null
+	ib_link_teardown
+	rm -rf "$work"
+}
+trap cleanup EXIT
+ib_link_pair
+
+state()
+{
+	ib_state "$1"
+}
+lid_of()
+{
+	ibstat "$1" | sed -n 's/^[[:space:]]*Base lid: //p'
+}
+guid_of()
+{
+	echo "0x$(tr -d : <"/sys/class/infiniband/$1/node_guid")"
+}
+port_is()
+{
+	ib_port_is "$@"
+}
+peer=/sys/class/infiniband/sib0/ports/1/scire_ib_peer
+
+# --- the link ---------------------------------------------------------------
+for d in sib0 sib1; do
+	port_is "$d" Down || fail "$d is $(state "$d") without a neighbour, want Down"
+done
+[ "$(cat "$peer")" = none ] || fail "$peer reads '$(cat "$peer")' before any write"
+for bad in bogus 224.0.0.1 0.0.0.0 127.0.0.1; do
+	echo "$bad" >"$peer" 2>/dev/null && fail "$peer accepted '$bad'"
+done
+ib_link_up
+[ "$(cat "$peer")" = "$ipb" ] || fail "$peer reads '$(cat "$peer")', want $ipb"
+for d in sib0 sib1; do
+	port_is "$d" Initializing || fail "$d is $(state "$d") with its neighbour, want Initializing"
+done
+ga=$(guid_of sib0) gb=$(guid_of sib1)
+ni=$(smpquery -C sib0 -D nodeinfo 0,1) || fail "directed-route NodeInfo across the link failed"
+grep -q "^Guid:\.*$gb" <<<"$ni" || fail "NodeInfo at 0,1 is not sib1's ($gb):"$'\n'"$ni"
+echo "ok: HELLOs bring both ports to INIT; a directed-route SMP crosses the link"
+
+# --- opensm -----------------------------------------------------------------
+start_sm()
+{
+	opensm -g "$ga" -f "$work/opensm.log" >>"$work/opensm.out" 2>&1 &
+	osm_pid=$!
+	for d in sib0 sib1; do
+		wait_for 60 port_is "$d" Active ||
+			fail "$d not ACTIVE 60 s after opensm started: $(ibstat "$d"; tail -20 "$work/opensm.log")"
+	done
+}
+start_sm
+la=$(lid_of sib0) lb=$(lid_of sib1)
+if [ "$la" = 0 ] || [ "$lb" = 0 ] || [ "$la" = "$lb" ]; then
+	fail "LIDs after opensm: sib0 $la, sib1 $lb"
+fi
+for d in sib0 sib1; do
+	[ "$(ibstat "$d" | sed -n 's/^[[:space:]]*SM lid: //p')" = "$la" ] ||
+		fail "$d's SM lid is not $la: $(ibstat "$d")"
+done
+echo "ok: opensm on sib0: both ports ACTIVE, LIDs $la and $lb, SM at $la"
+
+topo=$(ibnetdiscover -C sib0 2>/dev/null)
+[ "$(grep -c '^Ca' <<<"$topo")" = 2 ] || fail "ibnetdiscover did not find two CAs:"$'\n'"$topo"
+for g in "$ga" "$gb"; do
+	grep -q "caguid=$g" <<<"$topo" || fail "ibnetdiscover lacks $g:"$'\n'"$topo"
+done
+sa=$(saquery -C sib1 -N) || fail "saquery NodeRecords from sib1 failed"
+for g in "$ga" "$gb"; do
+	grep -q "node_guid\.*$g" <<<"$sa" || fail "saquery lacks node $g:"$'\n'"$sa"
+done
+ni=$(smpquery -C sib0 nodeinfo "$lb") || fail "LID-routed NodeInfo to $lb failed"
+grep -q "^Guid:\.*$gb" <<<"$ni" || fail "NodeInfo of LID $lb is not sib1's"
+pq=$(perfquery -C sib0 "$lb") || fail "perfquery of LID $lb failed"
+[ "$(sed -n 's/^PortXmitPkts:\.*//p' <<<"$pq")" -gt 0 ] ||
+	fail "sib1's PortXmitPkts is 0:"$'\n'"$pq"
+echo "ok: ibnetdiscover, saquery, smpquery and perfquery across the link"
+
+# --- verbs over LIDs ----------------------------------------------------------
+# pingpong TOOL ARGS...: server on sib0, client on sib1 (TCP for the
+# exchange over the veth); no -g, so the address handles are LID ones.
+pingpong()
+{
+	local tool=$1 out rc
+
+	shift
+	timeout 60 "$tool" -d sib0 "$@" >"$work/srv" 2>&1 &
+	local spid=$!
+	wait_for 10 tcp_listening 18515 || fail "$tool server did not listen"
+	out=$(timeout 60 ip netns exec "$ns" "$tool" -d sib1 "$@" "$ipa" 2>&1)
+	rc=$?
+	wait "$spid" || fail "$tool $* server failed: $(cat "$work/srv")"
+	[ "$rc" = 0 ] || fail "$tool $* client failed:"$'\n'"$out"
+	grep -q "LID 0x" <<<"$out" || fail "$tool did not use LIDs:"$'\n'"$out"
+	echo "ok: $tool $*: $(grep 'bytes in' <<<"$out")"
+}
+pingpong ibv_rc_pingpong -n 200 -s 65536 -c
+pingpong ibv_ud_pingpong -n 200 -s 2048 -c
+
+# --- point to point: strangers and garbage are dropped --------------------------
+drops()
+{
+	rdma statistic show link sib0/1 | sed -n 's/.* rx_drops \([0-9]*\) .*/\1/p'
+}
+d0=$(drops)
+ip -n "$ns" addr add 192.168.91.3/24 dev "$ifb" || fail "cannot add a second address to $ifb"
+send_udp()
+{
+	in_ns "$ns" python3 -c "import socket,sys
+s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)
+s.bind((sys.argv[1],0))
+s.sendto(bytes.fromhex(sys.argv[2]),('$ipa',4792))" "$@"
+}
+# A HELLO from a stranger, and a truncated DATA from the neighbour.
+send_udp 192.168.91.3 11000000aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb || fail "cannot send from 192.168.91.3"
+send_udp "$ipb" 10000000f0 || fail "cannot send from $ipb"
+wait_for 5 test "$(drops)" -ge $((d0 + 2)) ||
+	fail "rx_drops went from $d0 to $(drops), want +2"
+port_is sib0 Active || fail "sib0 left ACTIVE after the dropped datagrams: $(ibstat sib0)"
+echo "ok: a stranger's HELLO and a truncated DATA dropped (rx_drops $d0 -> $(drops))"
+
+# --- carrier and the SM ---------------------------------------------------------
+ip -n "$ns" link set "$ifb" down
+wait_for 10 port_is sib0 Down || fail "carrier loss did not take sib0 DOWN: $(ibstat sib0)"
+ip -n "$ns" link set "$ifb" up
+for d in sib0 sib1; do
+	wait_for 60 port_is "$d" Active ||
+		fail "$d not ACTIVE again after the carrier came back: $(ibstat "$d")"
+done
+echo "ok: carrier loss: sib0 DOWN; carrier back: opensm re-activates both"
+
+kill "$osm_pid" && wait "$osm_pid" 2>/dev/null
+osm_pid=''
+start_sm
+if [ "$(lid_of sib0)" != "$la" ] || [ "$(lid_of sib1)" != "$lb" ]; then
+	fail "LIDs changed across an opensm restart: $(lid_of sib0), $(lid_of sib1)"
+fi
+echo "ok: opensm restarted: both ports ACTIVE with the same LIDs"
