@@ -57,25 +57,35 @@ static void scire_uhw_qp_valid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), 0);
 }
 
-/* The GSI QP is the kernel's, on port 1 only. */
+/*
+ * The GSI and SMI QPs are the kernel's, on port 1 only (scire_create_qp()
+ * refuses SMI on a RoCE device, which has no subnet management).
+ */
 static void scire_uhw_qp_gsi(struct kunit *test)
 {
+	static const enum ib_qp_type types[] = { IB_QPT_GSI, IB_QPT_SMI };
 	struct scire_test_init *t = scire_test_init(test);
+	int i;
 
-	t->init.qp_type = IB_QPT_GSI;
-	t->init.port_num = 1;
-	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), 0);
-	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, &t->udata), -EINVAL);
-	t->init.port_num = 2;
-	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), -EINVAL);
-	t->init.port_num = 0;
-	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), -EINVAL);
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		t->init.qp_type = types[i];
+		t->init.port_num = 1;
+		KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), 0);
+		KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, &t->udata),
+				-EINVAL);
+		t->init.port_num = 2;
+		KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL),
+				-EINVAL);
+		t->init.port_num = 0;
+		KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL),
+				-EINVAL);
+	}
 }
 
 static void scire_uhw_qp_types(struct kunit *test)
 {
 	static const enum ib_qp_type types[] = {
-		IB_QPT_SMI, IB_QPT_RAW_IPV6, IB_QPT_RAW_ETHERTYPE,
+		IB_QPT_RAW_IPV6, IB_QPT_RAW_ETHERTYPE,
 		IB_QPT_RAW_PACKET, IB_QPT_XRC_INI, IB_QPT_XRC_TGT, IB_QPT_DRIVER,
 		IB_QPT_MAX, 0x7fff,
 	};
