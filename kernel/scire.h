@@ -986,6 +986,7 @@ unsigned int scire_ib_headroom(void);
 u8 scire_ib_link_phys_state(const struct scire_dev *sdev);
 int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 		  struct sk_buff *skb);
+void scire_ib_net_init(struct scire_dev *sdev);
 int scire_ib_net_open(struct scire_dev *sdev);
 void scire_ib_net_start(struct scire_dev *sdev);
 void scire_ib_net_close(struct scire_dev *sdev);

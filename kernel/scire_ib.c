@@ -105,6 +105,7 @@ void scire_ib_port_init(struct scire_dev *sdev)
 	struct scire_ib_port *ib = &sdev->ib;
 
 	memset(ib, 0, sizeof(*ib));
+	scire_ib_net_init(sdev);
 	ib->gid_prefix = SCIRE_IB_DEFAULT_GID_PREFIX;
 	ib->cap_mask = IB_PORT_CLIENT_REG_SUP | IB_PORT_SYS_IMAGE_GUID_SUP;
 	ib->link_down_default = 2;	/* Polling */

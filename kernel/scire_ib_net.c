@@ -623,7 +623,6 @@ int scire_ib_net_open(struct scire_dev *sdev)
 	struct socket *sock;
 	int ret;
 
-	INIT_DELAYED_WORK(&sdev->ib_hello, scire_ib_hello_work);
 	ret = udp_sock_create(dev_net(sdev->netdev), &cfg, &sock);
 	if (ret) {
 		pr_warn("%s: cannot bind UDP port %u for scire_ib: %d\n",
@@ -633,6 +632,19 @@ int scire_ib_net_open(struct scire_dev *sdev)
 	setup_udp_tunnel_sock(dev_net(sdev->netdev), sock, &tnl_cfg);
 	rcu_assign_pointer(sdev->ib_sock, sock);
 	return 0;
+}
+
+/**
+ * scire_ib_net_init() - prepare a scire_ib device's HELLO work.
+ * @sdev: a scire_ib device just allocated.
+ *
+ * Done first, so that scire_ib_net_close() may run on any failure path.
+ *
+ * Context: any.
+ */
+void scire_ib_net_init(struct scire_dev *sdev)
+{
+	INIT_DELAYED_WORK(&sdev->ib_hello, scire_ib_hello_work);
 }
 
 /**
@@ -649,7 +661,7 @@ void scire_ib_net_start(struct scire_dev *sdev)
 /**
  * scire_ib_net_close() - stop the HELLOs and release the socket.
  * @sdev: a scire_ib device being destroyed (unregistered, no QP left);
- *	  scire_ib_net_open() may have failed.
+ *	  scire_ib_net_init() done, scire_ib_net_open() perhaps not.
  *
  * Context: process context; sleeps (RCU grace period, work flush).
  */
