@@ -270,24 +270,35 @@ struct scire_ib_port {
 };
 
 /**
+ * enum scire_pma_counter - the PMA's counters (IBA 16.1.3.5), each derived
+ * from the device's hw counters in scire_mad.c.
+ * @SCIRE_PMA_XMIT_DATA:	PortXmitData, 4-byte words.
+ * @SCIRE_PMA_RCV_DATA:		PortRcvData, 4-byte words.
+ * @SCIRE_PMA_XMIT_PKTS:	PortXmitPkts.
+ * @SCIRE_PMA_RCV_PKTS:		PortRcvPkts.
+ * @SCIRE_PMA_RCV_ERRORS:	PortRcvErrors.
+ * @SCIRE_PMA_XMIT_DISCARDS:	PortXmitDiscards.
+ * @SCIRE_PMA_NUM:		number of counters.
+ */
+enum scire_pma_counter {
+	SCIRE_PMA_XMIT_DATA,
+	SCIRE_PMA_RCV_DATA,
+	SCIRE_PMA_XMIT_PKTS,
+	SCIRE_PMA_RCV_PKTS,
+	SCIRE_PMA_RCV_ERRORS,
+	SCIRE_PMA_XMIT_DISCARDS,
+	SCIRE_PMA_NUM,
+};
+
+/**
  * struct scire_ib_pma_base - what the PMA's counters read when a Set of
  * PortCounters or PortCountersExtended last cleared them; the PMA reports
  * the device's counters minus these (scire_mad.c). Under
  * scire_dev.port_lock.
- * @xmit_data:		PortXmitData, 4-byte words.
- * @rcv_data:		PortRcvData, 4-byte words.
- * @xmit_pkts:		PortXmitPkts.
- * @rcv_pkts:		PortRcvPkts.
- * @rcv_errors:		PortRcvErrors.
- * @xmit_discards:	PortXmitDiscards.
+ * @cnt:	indexed by enum scire_pma_counter.
  */
 struct scire_ib_pma_base {
-	u64 xmit_data;
-	u64 rcv_data;
-	u64 xmit_pkts;
-	u64 rcv_pkts;
-	u64 rcv_errors;
-	u64 xmit_discards;
+	u64 cnt[SCIRE_PMA_NUM];
 };
 
 /**
@@ -1174,6 +1185,7 @@ struct scire_pkt *scire_net_pkt_fill(struct sk_buff *skb,
 				     struct scire_dev *sdev,
 				     const struct scire_bth *bth, u32 paylen);
 void scire_net_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb);
+int scire_net_crc_piece(void *arg, u8 *buf, u32 n);
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb);
 int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,

@@ -90,14 +90,6 @@ unsigned int scire_ib_headroom(void)
 	return SCIRE_IB_HDR_ROOM;
 }
 
-static int scire_ib_crc_piece(void *arg, u8 *buf, u32 n)
-{
-	u32 *crc = arg;
-
-	*crc = crc32_le(*crc, buf, n);
-	return 0;
-}
-
 /*
  * The ICRC of an IB packet (IBA 7.8.1) at @off in @skb: LRH, @grh_len
  * bytes of GRH, then @len - LRH - GRH bytes from the BTH on, linear or in
@@ -123,7 +115,7 @@ static u32 scire_ib_icrc(struct sk_buff *skb, u32 off, u32 grh_len, u32 len)
 	bth = (struct scire_bth *)(buf + SCIRE_LRH_LEN + grh_len);
 	bth->qpn |= cpu_to_be32(SCIRE_BTH_RESV8A_MASK);
 	crc = crc32_le(~0U, buf, hlen);
-	scire_skb_walk(skb, off + hlen, len - hlen, scire_ib_crc_piece, &crc);
+	scire_skb_walk(skb, off + hlen, len - hlen, scire_net_crc_piece, &crc);
 	return ~crc;
 }
 

@@ -476,17 +476,42 @@ static u64 scire_sat(u64 v, u64 max)
 	return min(v, max);
 }
 
-/*
- * The PMA's counters from the device's hw counters (scire_stats.c): data
- * in 4-byte words from the BTH on, errors as the receive and send drops.
- */
-struct scire_pma_counters {
-	u64 xmit_data, rcv_data, xmit_pkts, rcv_pkts, rcv_errors, xmit_discards;
+/* A CounterSelect bit of PortCounters or PortCountersExtended. */
+struct scire_pma_sel {
+	__be16 bit;
+	enum scire_pma_counter cnt;
 };
 
-static void scire_pma_read(struct scire_dev *sdev, struct scire_pma_counters *c)
+static const struct scire_pma_sel scire_pma_sel[] = {
+	{ IB_PMA_SEL_PORT_XMIT_DATA, SCIRE_PMA_XMIT_DATA },
+	{ IB_PMA_SEL_PORT_RCV_DATA, SCIRE_PMA_RCV_DATA },
+	{ IB_PMA_SEL_PORT_XMIT_PACKETS, SCIRE_PMA_XMIT_PKTS },
+	{ IB_PMA_SEL_PORT_RCV_PACKETS, SCIRE_PMA_RCV_PKTS },
+	{ IB_PMA_SEL_PORT_RCV_ERRORS, SCIRE_PMA_RCV_ERRORS },
+	{ IB_PMA_SEL_PORT_XMIT_DISCARDS, SCIRE_PMA_XMIT_DISCARDS },
+	{}
+};
+
+static const struct scire_pma_sel scire_pma_selx[] = {
+	{ IB_PMA_SELX_PORT_XMIT_DATA, SCIRE_PMA_XMIT_DATA },
+	{ IB_PMA_SELX_PORT_RCV_DATA, SCIRE_PMA_RCV_DATA },
+	{ IB_PMA_SELX_PORT_XMIT_PACKETS, SCIRE_PMA_XMIT_PKTS },
+	{ IB_PMA_SELX_PORT_RCV_PACKETS, SCIRE_PMA_RCV_PKTS },
+	{}
+};
+
+/*
+ * The PMA's counters, less the baselines the last clears left: data in
+ * 4-byte words from the BTH on, errors as the receive and send drops. A
+ * Set first clears the counters @sel names in @map (IBA 16.1.3.5); both
+ * attributes share the baselines.
+ */
+static void scire_pma_sample(struct scire_dev *sdev, bool set, __be16 sel,
+			     const struct scire_pma_sel *map, u64 *v)
 {
-	u64 cnt[SCIRE_CNT_MAX] = {};
+	u64 *base = sdev->ib_pma.cnt, cnt[SCIRE_CNT_MAX] = {};
+	u64 now[SCIRE_PMA_NUM];
+	unsigned long flags;
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
@@ -495,12 +520,21 @@ static void scire_pma_read(struct scire_dev *sdev, struct scire_pma_counters *c)
 		for (i = 0; i < SCIRE_CNT_MAX; i++)
 			cnt[i] += READ_ONCE(s->cnt[i]);
 	}
-	c->xmit_data = cnt[SCIRE_CNT_TX_BYTES] / 4;
-	c->rcv_data = cnt[SCIRE_CNT_RX_BYTES] / 4;
-	c->xmit_pkts = cnt[SCIRE_CNT_TX_PACKETS];
-	c->rcv_pkts = cnt[SCIRE_CNT_RX_PACKETS];
-	c->rcv_errors = cnt[SCIRE_CNT_ICRC_ERRORS] + cnt[SCIRE_CNT_RX_DROPS];
-	c->xmit_discards = cnt[SCIRE_CNT_TX_DROPS];
+	now[SCIRE_PMA_XMIT_DATA] = cnt[SCIRE_CNT_TX_BYTES] / 4;
+	now[SCIRE_PMA_RCV_DATA] = cnt[SCIRE_CNT_RX_BYTES] / 4;
+	now[SCIRE_PMA_XMIT_PKTS] = cnt[SCIRE_CNT_TX_PACKETS];
+	now[SCIRE_PMA_RCV_PKTS] = cnt[SCIRE_CNT_RX_PACKETS];
+	now[SCIRE_PMA_RCV_ERRORS] = cnt[SCIRE_CNT_ICRC_ERRORS] +
+				    cnt[SCIRE_CNT_RX_DROPS];
+	now[SCIRE_PMA_XMIT_DISCARDS] = cnt[SCIRE_CNT_TX_DROPS];
+
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	for (; set && map->bit; map++)
+		if (sel & map->bit)
+			base[map->cnt] = now[map->cnt];
+	for (i = 0; i < SCIRE_PMA_NUM; i++)
+		v[i] = now[i] - base[i];
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
 }
 
 /* The PMA's PortSelect on a one-port CA: 1, or 0 for "this port". */
@@ -528,54 +562,34 @@ static int scire_pma_class_port_info(struct ib_pma_mad *pmp)
 /*
  * PortCounters (IBA 16.1.3.5): 32-bit data and packet counters and 16-bit
  * error counters, all saturating; a Set clears those CounterSelect names.
- * The baseline a clear leaves behind is shared with PortCountersExtended.
  */
 static int scire_pma_port_counters(struct scire_dev *sdev,
 				   struct ib_pma_mad *pmp)
 {
 	struct ib_pma_portcounters *p = (struct ib_pma_portcounters *)pmp->data;
-	struct scire_ib_pma_base *base = &sdev->ib_pma;
-	struct scire_pma_counters c;
 	__be16 sel = p->counter_select;
 	u8 port = p->port_select;
-	unsigned long flags;
+	u64 v[SCIRE_PMA_NUM];
 
 	if (!scire_pma_port_ok(port))
 		return scire_mad_error(&pmp->mad_hdr,
 				       SCIRE_MAD_STATUS(INVALID_ATTRIB_VALUE));
-	scire_pma_read(sdev, &c);
-	spin_lock_irqsave(&sdev->port_lock, flags);
-	if (pmp->mad_hdr.method == IB_MGMT_METHOD_SET) {
-		if (sel & IB_PMA_SEL_PORT_XMIT_DATA)
-			base->xmit_data = c.xmit_data;
-		if (sel & IB_PMA_SEL_PORT_RCV_DATA)
-			base->rcv_data = c.rcv_data;
-		if (sel & IB_PMA_SEL_PORT_XMIT_PACKETS)
-			base->xmit_pkts = c.xmit_pkts;
-		if (sel & IB_PMA_SEL_PORT_RCV_PACKETS)
-			base->rcv_pkts = c.rcv_pkts;
-		if (sel & IB_PMA_SEL_PORT_RCV_ERRORS)
-			base->rcv_errors = c.rcv_errors;
-		if (sel & IB_PMA_SEL_PORT_XMIT_DISCARDS)
-			base->xmit_discards = c.xmit_discards;
-	}
+	scire_pma_sample(sdev, pmp->mad_hdr.method == IB_MGMT_METHOD_SET, sel,
+			 scire_pma_sel, v);
 	memset(pmp->data, 0, sizeof(pmp->data));
 	p->port_select = port;
 	p->counter_select = sel;
 	p->port_rcv_errors =
-		cpu_to_be16(scire_sat(c.rcv_errors - base->rcv_errors, U16_MAX));
+		cpu_to_be16(scire_sat(v[SCIRE_PMA_RCV_ERRORS], U16_MAX));
 	p->port_xmit_discards =
-		cpu_to_be16(scire_sat(c.xmit_discards - base->xmit_discards,
-				      U16_MAX));
+		cpu_to_be16(scire_sat(v[SCIRE_PMA_XMIT_DISCARDS], U16_MAX));
 	p->port_xmit_data =
-		cpu_to_be32(scire_sat(c.xmit_data - base->xmit_data, U32_MAX));
-	p->port_rcv_data =
-		cpu_to_be32(scire_sat(c.rcv_data - base->rcv_data, U32_MAX));
+		cpu_to_be32(scire_sat(v[SCIRE_PMA_XMIT_DATA], U32_MAX));
+	p->port_rcv_data = cpu_to_be32(scire_sat(v[SCIRE_PMA_RCV_DATA], U32_MAX));
 	p->port_xmit_packets =
-		cpu_to_be32(scire_sat(c.xmit_pkts - base->xmit_pkts, U32_MAX));
+		cpu_to_be32(scire_sat(v[SCIRE_PMA_XMIT_PKTS], U32_MAX));
 	p->port_rcv_packets =
-		cpu_to_be32(scire_sat(c.rcv_pkts - base->rcv_pkts, U32_MAX));
-	spin_unlock_irqrestore(&sdev->port_lock, flags);
+		cpu_to_be32(scire_sat(v[SCIRE_PMA_RCV_PKTS], U32_MAX));
 	return scire_mad_reply(&pmp->mad_hdr);
 }
 
@@ -585,35 +599,22 @@ static int scire_pma_port_counters_ext(struct scire_dev *sdev,
 {
 	struct ib_pma_portcounters_ext *p =
 		(struct ib_pma_portcounters_ext *)pmp->data;
-	struct scire_ib_pma_base *base = &sdev->ib_pma;
-	struct scire_pma_counters c;
 	__be16 sel = p->counter_select;
 	u8 port = p->port_select;
-	unsigned long flags;
+	u64 v[SCIRE_PMA_NUM];
 
 	if (!scire_pma_port_ok(port))
 		return scire_mad_error(&pmp->mad_hdr,
 				       SCIRE_MAD_STATUS(INVALID_ATTRIB_VALUE));
-	scire_pma_read(sdev, &c);
-	spin_lock_irqsave(&sdev->port_lock, flags);
-	if (pmp->mad_hdr.method == IB_MGMT_METHOD_SET) {
-		if (sel & IB_PMA_SELX_PORT_XMIT_DATA)
-			base->xmit_data = c.xmit_data;
-		if (sel & IB_PMA_SELX_PORT_RCV_DATA)
-			base->rcv_data = c.rcv_data;
-		if (sel & IB_PMA_SELX_PORT_XMIT_PACKETS)
-			base->xmit_pkts = c.xmit_pkts;
-		if (sel & IB_PMA_SELX_PORT_RCV_PACKETS)
-			base->rcv_pkts = c.rcv_pkts;
-	}
+	scire_pma_sample(sdev, pmp->mad_hdr.method == IB_MGMT_METHOD_SET, sel,
+			 scire_pma_selx, v);
 	memset(pmp->data, 0, sizeof(pmp->data));
 	p->port_select = port;
 	p->counter_select = sel;
-	p->port_xmit_data = cpu_to_be64(c.xmit_data - base->xmit_data);
-	p->port_rcv_data = cpu_to_be64(c.rcv_data - base->rcv_data);
-	p->port_xmit_packets = cpu_to_be64(c.xmit_pkts - base->xmit_pkts);
-	p->port_rcv_packets = cpu_to_be64(c.rcv_pkts - base->rcv_pkts);
-	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	p->port_xmit_data = cpu_to_be64(v[SCIRE_PMA_XMIT_DATA]);
+	p->port_rcv_data = cpu_to_be64(v[SCIRE_PMA_RCV_DATA]);
+	p->port_xmit_packets = cpu_to_be64(v[SCIRE_PMA_XMIT_PKTS]);
+	p->port_rcv_packets = cpu_to_be64(v[SCIRE_PMA_RCV_PKTS]);
 	return scire_mad_reply(&pmp->mad_hdr);
 }
 

@@ -117,8 +117,16 @@ static DEFINE_PER_CPU(struct scire_runset *, scire_tx_runset);
 /* Protects scire_ns_list, each scire_ns's @devs and socket pointers. */
 static DEFINE_MUTEX(scire_ns_lock);
 
-static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
-		       enum scire_drop_reason why)
+/**
+ * scire_net_drop() - drop a packet, count it and trace why.
+ * @sdev: the device it was received on or sent from.
+ * @skb: the packet; freed.
+ * @why: the reason; those from SCIRE_DROP_TX_ROUTE on count as send drops.
+ *
+ * Context: any.
+ */
+void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
+		    enum scire_drop_reason why)
 {
 	if (why == SCIRE_DROP_ICRC)
 		scire_count(sdev, SCIRE_CNT_ICRC_ERRORS, 1);
@@ -130,7 +138,16 @@ static void scire_drop(struct scire_dev *sdev, struct sk_buff *skb,
 	kfree_skb(skb);
 }
 
-static int scire_icrc_piece(void *arg, u8 *buf, u32 n)
+/**
+ * scire_net_crc_piece() - a scire_skb_walk() callback that feeds a CRC-32.
+ * @arg: the u32 CRC state.
+ * @buf: the next bytes.
+ * @n: their number.
+ *
+ * Context: any.
+ * Return: 0.
+ */
+int scire_net_crc_piece(void *arg, u8 *buf, u32 n)
 {
 	u32 *crc = arg;
 
@@ -184,7 +201,7 @@ static u32 scire_icrc(struct sk_buff *skb, bool ipv6, u32 off, u32 len)
 		       l3len + sizeof(*udph) + sizeof(*mbth));
 	/* The caller checked the length: the walk cannot fail. */
 	scire_skb_walk(skb, off + sizeof(*mbth), len - sizeof(*mbth),
-		       scire_icrc_piece, &crc);
+		       scire_net_crc_piece, &crc);
 	return ~crc;
 }
 
@@ -306,14 +323,20 @@ static bool scire_rcv_path_ok(const struct scire_qp *qp,
 	       ip_hdr(skb)->daddr == av->saddr.in4.sin_addr.s_addr;
 }
 
-/*
- * Record in scire_pkt(skb) what the receive path learnt: the BTH fields at
- * skb->data and @paylen payload bytes after the headers.
+/**
+ * scire_net_pkt_fill() - record a received packet's BTH in its control
+ * block (struct scire_pkt).
+ * @skb: the packet; skb->data is the BTH.
+ * @sdev: the device it arrived on.
+ * @bth: its BTH.
+ * @paylen: payload bytes after the headers, pad and ICRC excluded.
+ *
+ * Context: any.
+ * Return: scire_pkt(@skb), zeroed but for the BTH fields.
  */
-static struct scire_pkt *scire_pkt_fill(struct sk_buff *skb,
-					struct scire_dev *sdev,
-					const struct scire_bth *bth,
-					u32 paylen)
+struct scire_pkt *scire_net_pkt_fill(struct sk_buff *skb,
+				     struct scire_dev *sdev,
+				     const struct scire_bth *bth, u32 paylen)
 {
 	struct scire_pkt *pkt = scire_pkt(skb);
 
@@ -364,12 +387,12 @@ static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
 
 	qp = scire_qp_get(sdev, scire_pkt(skb)->qpn);
 	if (!qp)
-		scire_drop(sdev, skb, SCIRE_DROP_NO_QP);
+		scire_net_drop(sdev, skb, SCIRE_DROP_NO_QP);
 	else if (!scire_rcv_transport_ok(qp, scire_pkt(skb)->opcode))
-		scire_drop(sdev, skb, SCIRE_DROP_QP_TYPE);
+		scire_net_drop(sdev, skb, SCIRE_DROP_QP_TYPE);
 	else if (from ? !scire_unit_path_ok(qp, from) :
 			!scire_rcv_path_ok(qp, skb, ipv6))
-		scire_drop(sdev, skb, SCIRE_DROP_QP_PATH);
+		scire_net_drop(sdev, skb, SCIRE_DROP_QP_PATH);
 	else
 		scire_qp_rcv(qp, skb, rs);
 	if (qp)
@@ -467,8 +490,8 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 
-	pkt = scire_pkt_fill(skb, sdev, bth,
-			     len - info->hdr_len - pad - SCIRE_ICRC_SIZE);
+	pkt = scire_net_pkt_fill(skb, sdev, bth,
+				 len - info->hdr_len - pad - SCIRE_ICRC_SIZE);
 	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
 		why = SCIRE_DROP_NOMEM;
 		goto drop;
@@ -486,39 +509,7 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	return;
 
 drop:
-	scire_drop(sdev, skb, why);
-}
-
-/**
- * scire_net_drop() - drop a packet, count it and trace why.
- * @sdev: the device it was received on or sent from.
- * @skb: the packet; freed.
- * @why: the reason; those from SCIRE_DROP_TX_ROUTE on count as send drops.
- *
- * Context: any.
- */
-void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
-		    enum scire_drop_reason why)
-{
-	scire_drop(sdev, skb, why);
-}
-
-/**
- * scire_net_pkt_fill() - record a received packet's BTH in its control
- * block (struct scire_pkt).
- * @skb: the packet.
- * @sdev: the device it arrived on.
- * @bth: its BTH.
- * @paylen: payload bytes after the headers, pad and ICRC excluded.
- *
- * Context: any.
- * Return: scire_pkt(@skb), zeroed but for the BTH fields.
- */
-struct scire_pkt *scire_net_pkt_fill(struct sk_buff *skb,
-				     struct scire_dev *sdev,
-				     const struct scire_bth *bth, u32 paylen)
-{
-	return scire_pkt_fill(skb, sdev, bth, paylen);
+	scire_net_drop(sdev, skb, why);
 }
 
 /**
@@ -567,12 +558,12 @@ static void scire_rcv_unit(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 
-	scire_pkt_fill(skb, sdev, bth, skb->len - info->hdr_len)->local = true;
+	scire_net_pkt_fill(skb, sdev, bth, skb->len - info->hdr_len)->local = true;
 	scire_rcv_qp(sdev, skb, from, false, rs);
 	return;
 
 drop:
-	scire_drop(sdev, skb, why);
+	scire_net_drop(sdev, skb, why);
 }
 
 /* encap_rcv of both sockets: skb->data is the UDP header. */
@@ -1435,7 +1426,7 @@ static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
 		paylen -= scire_bth_pad(bth);
 	if (!(info->mask & SCIRE_M_VALID) || skb_headlen(skb) < info->hdr_len ||
 	    paylen > len || pskb_trim(skb, info->hdr_len + paylen)) {
-		scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&sdev->port_lock, flags);
@@ -1445,7 +1436,7 @@ static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
 
 	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
 	scire_count(sdev, SCIRE_CNT_TX_BYTES, len);
-	pkt = scire_pkt_fill(skb, sdev, bth, paylen);
+	pkt = scire_net_pkt_fill(skb, sdev, bth, paylen);
 	pkt->ib = true;
 	pkt->sl = av->sl;
 	pkt->slid = lid | (av->src_path_bits & ((1U << lmc) - 1));
@@ -1516,7 +1507,7 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 
 	if (sdev->link == SCIRE_LINK_IB) {
 		if (unit) {
-			scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+			scire_net_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
 			return -EMSGSIZE;
 		}
 		if (scire_qp_is_datagram(qp) && scire_ib_loopback_ok(qp, av))
@@ -1536,13 +1527,13 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	}
 	if (!snet) {
 		ret = -ENETDOWN;
-		scire_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
 		return ret;
 	}
 	/* Also a caller still holding a reference gets its bytes intact. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb || (!unit && scire_tx_room(sdev, av, skb))) {
-		scire_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
 		return -ENOMEM;
 	}
 	/* The caller's cb (if any) must not be read as IP control block. */
@@ -1632,16 +1623,16 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 
 drop_route:
 	rcu_read_unlock();
-	scire_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
+	scire_net_drop(sdev, skb, SCIRE_DROP_TX_ROUTE);
 	return ret;
 
 drop_nomem:
 	rcu_read_unlock();
-	scire_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
+	scire_net_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
 	return -ENOMEM;
 
 drop_invalid:
-	scire_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+	scire_net_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
 	return ret;
 }
 
