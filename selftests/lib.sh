@@ -935,10 +935,11 @@ pingpong_pair()
 
 # pair_sync NAME [SECONDS]: on a VM pair (scripts/vm --pair), return once
 # the other host has called pair_sync NAME too (default: wait 300 s, then
-# fail).
+# fail). NAME is taken within the calling test: one pair boot runs several
+# tests, and each one's "start" (or pair_duo's "duo1-up") is its own.
 pair_sync()
 {
-	local name=$1 secs=${2:-300} other
+	local name=${0##*/}.$1 secs=${2:-300} other
 
 	if [ -z "${SCIRE_SHARED:-}" ] || [ -z "${SCIRE_HOST:-}" ]; then
 		echo "pair_sync: not on a VM pair" >&2
