@@ -956,9 +956,15 @@ pair_sync()
 # while the server may not listen yet). Both hosts return together; the
 # status is that of this host's half (0 on the host that had nothing to
 # run only if nothing failed there). Output goes to stdout with the name.
+# The client's status is passed to the server's host through the shared
+# directory; a server still running PAIR_DUO_GRACE (30) seconds after its
+# client ended is stopped (status 124), so one hung server cannot put the
+# hosts out of step for the tests that follow. On return, PAIR_DUO_PEER
+# holds the client's status on the server's host (empty elsewhere) and
+# PAIR_DUO_LATE is 1 if the server was stopped that way.
 pair_duo()
 {
-	local name=$1 srv=$2 rc=0 out pid i start
+	local name=$1 srv=$2 rc=0 out pid i start cfile done_at
 	local -a scmd=() ccmd=()
 
 	shift 2
@@ -969,6 +975,9 @@ pair_duo()
 	shift
 	ccmd=("$@")
 	PAIR_DUO_N=$((${PAIR_DUO_N:-0} + 1))
+	PAIR_DUO_PEER=
+	PAIR_DUO_LATE=0
+	cfile=$SCIRE_SHARED/${0##*/}.duo$PAIR_DUO_N.client
 	out=$(mktemp)
 	start=$(date +%s)
 	if [ "$SCIRE_HOST" = "$srv" ]; then
@@ -976,7 +985,22 @@ pair_duo()
 		pid=$!
 		sleep 1
 		pair_sync "duo$PAIR_DUO_N-up" || rc=1
+		done_at=
+		while kill -0 "$pid" 2>/dev/null; do
+			if [ -z "$done_at" ] && [ -s "$cfile" ]; then
+				done_at=$(date +%s)
+			elif [ -n "$done_at" ] &&
+				[ $(($(date +%s) - done_at)) -ge "${PAIR_DUO_GRACE:-30}" ]; then
+				PAIR_DUO_LATE=1
+				kill "$pid" 2>/dev/null
+				echo "still running ${PAIR_DUO_GRACE:-30} s after the client ended: stopped" >>"$out"
+				break
+			fi
+			sleep 1
+		done
 		wait "$pid" || rc=$?
+		[ "$PAIR_DUO_LATE" = 0 ] || rc=124
+		[ -s "$cfile" ] && PAIR_DUO_PEER=$(cat "$cfile")
 		echo "$name: server on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
 	else
 		pair_sync "duo$PAIR_DUO_N-up" || rc=1
@@ -988,6 +1012,7 @@ pair_duo()
 			grep -qiE 'refused|unable to connect|couldn.t connect|REJECTED' "$out" || break
 			sleep 2
 		done
+		echo "$rc" >"$cfile"
 		echo "$name: client on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
 	fi
 	[ "$rc" = 0 ] || sed 's/^/    /' "$out" | tail -n 20

@@ -42,6 +42,17 @@ lossy()
 {
 	[ -z "$inst" ] || : >"$inst/trace"
 	pair_duo "$@" && return 0
+	# ibv_rc_pingpong's server ends with a send whose ACK alone may be
+	# lost: the client, with every message received and checked, has
+	# destroyed its QP by then, so nothing answers the retransmissions.
+	# A scire (or real HCA) server fails that send after retry_cnt
+	# retries; an rxe one retries forever and is stopped by pair_duo.
+	# Either way the transfer being tested was complete.
+	if [ "$2" = "$SCIRE_HOST" ] && [ "$3" = ibv_rc_pingpong ] &&
+		[ "$PAIR_DUO_PEER" = 0 ]; then
+		echo "$1: the server's last send was not acknowledged after its client had everything and destroyed its QP (ibv_rc_pingpong's teardown on a lossy wire): not counted"
+		return 0
+	fi
 	rdma statistic show link "$dev/1" 2>/dev/null | sed 's/^/    counters: /'
 	[ -n "$inst" ] || return 1
 	# Packets for a QP already destroyed (the peer still retrying) are
