@@ -641,6 +641,8 @@ struct scire_ah {
  * @node:	entry in scire_dev.mcg_list.
  * @mgid:	the group's GID (RoCEv2: an IPv4-mapped or IPv6 multicast
  *		address, joined on the device's netdev).
+ * @mlid:	scire_ib: the group's multicast LID, given by the SA with
+ *		the MGID (IBA 15.2.5.17); 0 on RoCE.
  * @num_qp:	entries in @qp.
  * @qp:		the attached QPs. A QP is detached before it is destroyed
  *		(the core holds a use count per attachment), so a pointer
@@ -651,6 +653,7 @@ struct scire_ah {
 struct scire_mcg {
 	struct list_head node;
 	union ib_gid mgid;
+	u16 mlid;
 	u32 num_qp;
 	struct scire_qp *qp[SCIRE_MAX_MCG_QP];
 	struct rcu_head rcu;
@@ -995,6 +998,8 @@ void scire_ib_unregister_link(void);
 extern const struct attribute_group *scire_ib_port_groups[];
 unsigned int scire_ib_headroom(void);
 u8 scire_ib_link_phys_state(const struct scire_dev *sdev);
+void scire_ib_grh_fill(struct scire_dev *sdev, const struct scire_av *av,
+		       struct ib_grh *grh, u32 paylen);
 int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 		  struct sk_buff *skb);
 void scire_ib_net_init(struct scire_dev *sdev);
@@ -1157,7 +1162,16 @@ int scire_ah_av(struct scire_qp *qp, u32 ah_num, struct scire_av *av);
 int scire_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int scire_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 void scire_mcast_rcv(struct scire_dev *sdev, struct sk_buff *skb,
-		     const union ib_gid *mgid);
+		     const union ib_gid *mgid, u16 mlid);
+bool scire_mcast_member(struct scire_dev *sdev, const union ib_gid *mgid,
+			u16 mlid);
+
+/* Is @lid a multicast LID (IBA 4.1.1: 0xC000 to 0xFFFE)? */
+static inline bool scire_lid_is_mcast(u16 lid)
+{
+	return lid >= be16_to_cpu(IB_MULTICAST_LID_BASE) &&
+	       lid != be16_to_cpu(IB_LID_PERMISSIVE);
+}
 
 /* scire_stats.c */
 struct rdma_hw_stats *scire_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -95,6 +95,9 @@ struct scire_ieth {
 	__be32 rkey;
 };
 
+/* Transport bits of a BTH opcode (IBA 9.2.1 table 38). */
+#define SCIRE_OP_TRANSPORT_MASK	0xe0
+
 /* BTH opcodes, IBA 9.2.1 table 38: transport (7:5) | operation (4:0). */
 enum scire_bth_opcode {
 	SCIRE_OP_RC				= 0x00,

@@ -204,6 +204,35 @@ drop:
 }
 
 /**
+ * scire_ib_grh_fill() - fill in the GRH of a scire_ib packet (IBA 8.3).
+ * @sdev: the sending scire_ib device.
+ * @av: an InfiniBand AV with a GRH (av->ib_grh).
+ * @grh: the 40 bytes in front of the BTH.
+ * @paylen: bytes after the GRH, from the BTH to the end of the ICRC.
+ *
+ * The SGID is the port's only GID: its subnet prefix and port GUID.
+ *
+ * Context: any; takes the port lock.
+ */
+void scire_ib_grh_fill(struct scire_dev *sdev, const struct scire_av *av,
+		       struct ib_grh *grh, u32 paylen)
+{
+	unsigned long flags;
+
+	grh->version_tclass_flow =
+		cpu_to_be32(6U << 28 | (u32)av->traffic_class << 20 |
+			    av->flow_label);
+	grh->paylen = cpu_to_be16(paylen);
+	grh->next_hdr = SCIRE_GRH_NEXT_HDR;
+	grh->hop_limit = av->hop_limit;
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	grh->sgid.global.subnet_prefix = sdev->ib.gid_prefix;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	grh->sgid.global.interface_id = scire_ib_port_guid(sdev);
+	grh->dgid = av->dgid;
+}
+
+/**
  * scire_ib_xmit() - send a packet on a scire_ib port to its neighbour.
  * @qp: the sending QP.
  * @av: an InfiniBand AV (scire_av_init()): DLID, SL, path bits, GRH.
@@ -230,7 +259,6 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 	bool frags = skb_is_nonlinear(skb);
 	struct scire_bth *bth;
 	struct scire_lrh *lrh;
-	union ib_gid sgid;
 	unsigned long flags;
 	u32 len, pad, words, icrc;
 	int head, tail;
@@ -243,10 +271,8 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 	peer = sdev->ib.peer;
 	lid = sdev->ib.lid;
 	lmc = sdev->ib.lmc;
-	sgid.global.subnet_prefix = sdev->ib.gid_prefix;
 	up = sdev->ib.phys_state == IB_PORT_PHYS_STATE_LINK_UP;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
-	sgid.global.interface_id = scire_ib_port_guid(sdev);
 	if (!up || !peer) {
 		scire_net_drop(sdev, skb, SCIRE_DROP_TX_NO_LINK);
 		return -ENOLINK;
@@ -268,18 +294,9 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 		skb_put_zero(skb, pad);
 	len = skb->len;
 
-	if (grh_len) {
-		struct ib_grh *grh = skb_push(skb, SCIRE_GRH_LEN);
-
-		grh->version_tclass_flow =
-			cpu_to_be32(6U << 28 | (u32)av->traffic_class << 20 |
-				    av->flow_label);
-		grh->paylen = cpu_to_be16(len + SCIRE_ICRC_SIZE);
-		grh->next_hdr = SCIRE_GRH_NEXT_HDR;
-		grh->hop_limit = av->hop_limit;
-		grh->sgid = sgid;
-		grh->dgid = av->dgid;
-	}
+	if (grh_len)
+		scire_ib_grh_fill(sdev, av, skb_push(skb, SCIRE_GRH_LEN),
+				  len + SCIRE_ICRC_SIZE);
 	lrh = skb_push(skb, SCIRE_LRH_LEN);
 	words = (SCIRE_LRH_LEN + grh_len + len + SCIRE_ICRC_SIZE) / 4;
 	lrh->vl_lver = (qp0 ? SCIRE_VL15 : 0) << 4;
@@ -398,8 +415,10 @@ static bool scire_ib_pkey_ok(struct scire_ib_port *ib, u16 pkey)
  * Receive a DATA datagram from the neighbour: skb->data is the scire_ib
  * header, @len bytes to the end of the ICRC. Checks the LRH (IBA 7.7: the
  * length, VL15 for QP0 only, a DLID of this port or the permissive LID for
- * QP0), the GRH if any, the ICRC, the port state and the P_Key, and hands
- * the packet to its QP with the LRH's SLID, SL and DLID path bits.
+ * QP0, or a multicast LID this port has a member of), the GRH if any, the
+ * ICRC, the port state and the P_Key, and hands the packet to its QP, or a
+ * multicast one to the group's QPs, with the LRH's SLID, SL and DLID path
+ * bits.
  */
 static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 			      u32 len)
@@ -407,6 +426,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	enum scire_drop_reason why = SCIRE_DROP_MALFORMED;
 	const struct scire_opcode_info *info;
 	u32 grh_len, hdr_len, pad, qpn, events = 0;
+	union ib_gid mgid = {};
 	struct scire_lrh *lrh;
 	struct scire_bth *bth;
 	struct scire_pkt *pkt;
@@ -414,7 +434,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	u16 dlid, lid, mask;
 	__le32 icrc_buf;
 	const void *icrc;
-	bool mine;
+	bool mine, mcast;
 	u8 vl;
 
 	__skb_pull(skb, sizeof(struct scire_ib_encap));
@@ -475,11 +495,23 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	/* VL15 carries QP0's SMPs and nothing else (IBA 7.6.5). */
 	if (vl == SCIRE_VL15 ? qpn != 0 : qpn == 0)
 		goto drop;
+	/*
+	 * A multicast LID takes UD packets to the multicast QPN, and that
+	 * QPN comes with nothing else (IBA 9.6.1.5.1, 10.5.2.1).
+	 */
+	mcast = scire_lid_is_mcast(dlid);
+	if (mcast != (qpn == IB_MULTICAST_QPN) ||
+	    (mcast && (bth->opcode & SCIRE_OP_TRANSPORT_MASK) != SCIRE_OP_UD))
+		goto drop;
+	if (grh_len)
+		mgid = ((struct ib_grh *)(lrh + 1))->dgid;
+	if (mcast)
+		mcast = scire_mcast_member(sdev, grh_len ? &mgid : NULL, dlid);
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	lid = sdev->ib.lid;
 	mask = ~((1U << sdev->ib.lmc) - 1);
-	mine = (lid && (dlid & mask) == lid) ||
+	mine = mcast || (lid && (dlid & mask) == lid) ||
 	       (dlid == SCIRE_LID_PERMISSIVE && qpn == 0);
 	why = SCIRE_DROP_DGID;
 	if (mine && qpn != 0) {
@@ -509,10 +541,11 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	pkt = scire_net_pkt_fill(skb, sdev, bth,
 				 len - hdr_len - pad - SCIRE_ICRC_SIZE);
 	pkt->ib = true;
-	pkt->ib_grh = grh_len;
+	pkt->ib_grh = grh_len != 0;
 	pkt->sl = lrh->sl_lnh >> 4;
 	pkt->slid = be16_to_cpu(lrh->slid);
-	pkt->dlid_path_bits = dlid == SCIRE_LID_PERMISSIVE ? 0 : dlid & ~mask;
+	pkt->dlid_path_bits = dlid == SCIRE_LID_PERMISSIVE || mcast ? 0 :
+			      dlid & ~mask;
 	__skb_pull(skb, SCIRE_LRH_LEN + grh_len);
 	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
 		why = SCIRE_DROP_NOMEM;
@@ -522,7 +555,10 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
 	/* As scire_ib_xmit() counts them: from the BTH to the ICRC. */
 	scire_count(sdev, SCIRE_CNT_RX_BYTES, len - SCIRE_LRH_LEN - grh_len);
-	scire_net_rcv_qp(sdev, skb);
+	if (mcast)
+		scire_mcast_rcv(sdev, skb, grh_len ? &mgid : NULL, dlid);
+	else
+		scire_net_rcv_qp(sdev, skb);
 	return;
 
 drop:

@@ -55,9 +55,6 @@
 /* Membership bit of a P_Key (IBA 10.9): 0 for a limited member. */
 #define SCIRE_PKEY_FULL_MEMBER	0x8000
 
-/* Transport bits of a BTH opcode (IBA 9.2.1 table 38). */
-#define SCIRE_OP_TRANSPORT_MASK	0xe0
-
 /*
  * Largest BTH-to-pad length a packet may carry: the IPv4 total length and
  * the UDP length are 16-bit and also count the IP/UDP headers and ICRC.
@@ -502,7 +499,7 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	scire_count(sdev, SCIRE_CNT_RX_BYTES, len);
 
 	if (mcast) {
-		scire_mcast_rcv(sdev, skb, &dgid);
+		scire_mcast_rcv(sdev, skb, &dgid, 0);
 		return;
 	}
 	scire_rcv_qp(sdev, skb, NULL, ipv6, rs);
@@ -1394,13 +1391,14 @@ static bool scire_ib_loopback_ok(struct scire_qp *qp,
 
 /*
  * Loop a datagram back to a QP of its own scire_ib port, as an HCA does
- * with a packet whose DLID is its own: the receiver sees the LRH fields
- * (SLID, SL, DLID path bits) the packet would have carried. skb->data is
+ * with a packet whose DLID is its own, or to the port's members of a
+ * multicast group (@mcast): the receiver sees the LRH fields (SLID, SL,
+ * DLID path bits) and the GRH the packet would have carried. skb->data is
  * the BTH, as scire_pkt_alloc() left it. Consumes @skb.
  * Return: 0, or -EINVAL for a malformed packet (dropped and counted).
  */
 static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
-			     struct sk_buff *skb)
+			     struct sk_buff *skb, bool mcast)
 {
 	struct scire_dev *sdev = qp->sdev;
 	const struct scire_opcode_info *info;
@@ -1436,21 +1434,75 @@ static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
 
 	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
 	scire_count(sdev, SCIRE_CNT_TX_BYTES, len);
+	if (av->ib_grh) {
+		/* The UD receiver copies it from the network header. */
+		if (skb_cow_head(skb, sizeof(struct ib_grh))) {
+			scire_count(sdev, SCIRE_CNT_TX_DROPS, 1);
+			kfree_skb(skb);
+			return -ENOMEM;
+		}
+		bth = (struct scire_bth *)skb->data;
+		scire_ib_grh_fill(sdev, av, skb_push(skb, sizeof(struct ib_grh)),
+				  info->hdr_len + ALIGN(paylen, 4) +
+				  SCIRE_ICRC_SIZE);
+		skb_reset_network_header(skb);
+		__skb_pull(skb, sizeof(struct ib_grh));
+	}
 	pkt = scire_net_pkt_fill(skb, sdev, bth, paylen);
 	pkt->ib = true;
+	pkt->ib_grh = av->ib_grh;
 	pkt->sl = av->sl;
 	pkt->slid = lid | (av->src_path_bits & ((1U << lmc) - 1));
-	pkt->dlid_path_bits = av->dlid & ((1U << lmc) - 1);
+	pkt->dlid_path_bits = mcast ? 0 : av->dlid & ((1U << lmc) - 1);
 	skb->protocol = 0;
 	scire_count(sdev, SCIRE_CNT_RX_PACKETS, 1);
 	scire_count(sdev, SCIRE_CNT_RX_BYTES, len);
 
 	rcu_read_lock();
 	local_bh_disable();
-	scire_rcv_qp(sdev, skb, NULL, false, NULL);
+	if (mcast)
+		scire_mcast_rcv(sdev, skb, av->ib_grh ? &av->dgid : NULL,
+				av->dlid);
+	else
+		scire_rcv_qp(sdev, skb, NULL, false, NULL);
 	local_bh_enable();
 	rcu_read_unlock();
 	return 0;
+}
+
+/*
+ * Send a datagram to a multicast LID (IBA 10.5): to the neighbour, which
+ * hands it to its own members, and a copy to this port's members, as an
+ * HCA loops its multicast sends back (the sender, too, if attached: IPoIB
+ * recognises its own). Only UD QPs send to a group. Consumes @skb.
+ * Return: scire_ib_xmit()'s result; -EINVAL for a QP that is not UD.
+ */
+static int scire_ib_mcast_send(struct scire_qp *qp, const struct scire_av *av,
+			       struct sk_buff *skb)
+{
+	struct scire_dev *sdev = qp->sdev;
+	struct sk_buff *copy = NULL;
+	unsigned long flags;
+	bool active;
+	int ret;
+
+	if (qp->ibqp.qp_type != IB_QPT_UD) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	active = sdev->port_state == IB_PORT_ACTIVE;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	if (active && scire_mcast_member(sdev, av->ib_grh ? &av->dgid : NULL,
+					 av->dlid)) {
+		copy = skb_clone(skb, GFP_ATOMIC);
+		if (!copy)
+			scire_count(sdev, SCIRE_CNT_TX_DROPS, 1);
+	}
+	ret = scire_ib_xmit(qp, av, skb);
+	if (copy)
+		scire_ib_loopback(qp, av, copy, true);
+	return ret;
 }
 
 /**
@@ -1479,7 +1531,7 @@ static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
  * routing error when there is no way to the destination; -ENETDOWN when
  * the namespace's socket is gone; -ENOLINK on a scire_ib port without a
  * live neighbour (scire_ib_xmit(); datagrams to the port's own LIDs are
- * looped back); -EAFNOSUPPORT for IPv6 without IPv6;
+ * looped back, and those to a multicast LID also to the port's members); -EAFNOSUPPORT for IPv6 without IPv6;
  * -ENOBUFS or -ENOMEM when the stack or allocation dropped it; -EINVAL or
  * -EMSGSIZE for a malformed AV or packet.
  *
@@ -1510,8 +1562,10 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 			scire_net_drop(sdev, skb, SCIRE_DROP_TX_INVALID);
 			return -EMSGSIZE;
 		}
+		if (scire_lid_is_mcast(av->dlid))
+			return scire_ib_mcast_send(qp, av, skb);
 		if (scire_qp_is_datagram(qp) && scire_ib_loopback_ok(qp, av))
-			return scire_ib_loopback(qp, av, skb);
+			return scire_ib_loopback(qp, av, skb, false);
 		return scire_ib_xmit(qp, av, skb);
 	}
 	if (av->network_type != RDMA_NETWORK_IPV4 &&
