@@ -1205,3 +1205,27 @@ ib_port_is()
 {
 	[ "$(ib_state "$1")" = "$2" ]
 }
+
+# ipoib_of DEV: the IPoIB interface (in this namespace) of DEV's port 1:
+# the one whose hardware address (QPN and GID) ends in the port's GUID.
+ipoib_of()
+{
+	local guid n a
+
+	guid=$(tr -d : <"/sys/class/infiniband/$1/ports/1/gids/0")
+	guid=${guid: -16}
+	for n in /sys/class/net/*; do
+		# ARPHRD_INFINIBAND
+		[ "$(cat "$n/type" 2>/dev/null)" = 32 ] || continue
+		a=$(tr -d : <"$n/address")
+		[ "${a: -16}" = "$guid" ] && { basename "$n"; return 0; }
+	done
+	return 1
+}
+
+# ipoib_carrier [NS] IF: has IPoIB interface IF (in netns NS) its carrier,
+# which IPoIB sets once it has joined the broadcast group?
+ipoib_carrier()
+{
+	[ "$(in_ns "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null)" = 1 ]
+}
