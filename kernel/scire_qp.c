@@ -800,19 +800,29 @@ static void scire_qp_work(struct work_struct *work)
 /*
  * Stop everything that runs on its own: publish RESET, so later runs of the
  * work item drop what they find and leave the requester alone, wait for a
- * run in progress, then stop the requester's timers (which nothing can arm
- * again).
+ * run in progress, send the ACK an RC responder still owes for what it has
+ * completed (scire_resp_stop_ack()), then stop the requester's timers
+ * (which nothing can arm again).
  */
 static void scire_qp_stop(struct scire_qp *qp)
 {
+	enum ib_qp_state was;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
+	was = qp->state;
 	scire_qp_set_state(qp, IB_QPS_RESET);
 	qp->sq_draining = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	cancel_work_sync(&qp->work);
+	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	    (was == IB_QPS_RTR || was == IB_QPS_RTS || was == IB_QPS_SQD ||
+	     was == IB_QPS_SQE)) {
+		mutex_lock(&qp->work_mutex);
+		scire_resp_stop_ack(qp);
+		mutex_unlock(&qp->work_mutex);
+	}
 	scire_req_stop(qp);
 }
 

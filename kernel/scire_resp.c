@@ -1279,6 +1279,30 @@ void scire_resp_batch_end(struct scire_qp *qp)
 }
 
 /**
+ * scire_resp_stop_ack() - send the ACK a stopped QP still owes.
+ * @qp: an RC QP just taken out of RTR, RTS, SQD or SQE by destroy_qp or a
+ *	modify to RESET, with no run in progress or to come.
+ *
+ * An HCA acknowledges a message no later than it completes the receive,
+ * so a consumer that saw the completion and then destroys the QP does not
+ * take the ACK with it. scire completes receives during a batch and
+ * sends the batch's one coalesced ACK at its end (scire_resp_batch_end()),
+ * which a QP stopped meanwhile skips: without this the requester would
+ * retry into a QP that is gone and fail the last message it sent (as
+ * ibv_rc_pingpong's server does, its client done). Not while a READ
+ * response is unfinished: the ACK must not overtake it, and the requester
+ * has more to wait for anyway.
+ *
+ * Context: process context, qp->work_mutex held.
+ */
+void scire_resp_stop_ack(struct scire_qp *qp)
+{
+	lockdep_assert_held(&qp->work_mutex);
+	if (!qp->resp.read.active)
+		scire_resp_ack_flush(qp);
+}
+
+/**
  * scire_resp_flush() - drop the responder's work when the QP is in ERR.
  * @qp: the QP.
  *

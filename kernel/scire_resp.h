@@ -163,6 +163,7 @@ void scire_resp_start(struct scire_qp *qp);
 void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb);
 void scire_resp_batch_end(struct scire_qp *qp);
 void scire_resp_flush(struct scire_qp *qp);
+void scire_resp_stop_ack(struct scire_qp *qp);
 enum scire_direct scire_resp_direct(struct scire_qp *qp,
 				    const struct scire_resp_in *in);
 
