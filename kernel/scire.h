@@ -264,6 +264,7 @@ struct scire_ib_port {
 	u16 pkeys[SCIRE_IB_PKEY_TBL_LEN];
 	u8 sl2vl[8];
 	bool sm_disabled;
+	bool learn;
 	__be32 peer;
 	unsigned long hello_seen;
 	__be64 peer_guid;

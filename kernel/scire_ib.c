@@ -93,8 +93,9 @@ enum ib_mtu scire_ib_mtu_cap(const struct scire_dev *sdev)
  * @sdev: a scire_ib device being created (not yet registered).
  *
  * LID 0, default GID prefix, M_Key 0, the default partition's full key in
- * P_Key entry 0, every SL on VL0, no neighbour: DOWN, its physical state
- * Polling (or Disabled with the netdev down) until a neighbour answers
+ * P_Key entry 0, every SL on VL0, no neighbour yet (learn mode: the first
+ * to answer the HELLOs becomes it): DOWN, its physical state Polling (or
+ * Disabled with the netdev down) until a neighbour answers
  * (IBA 14.2.5.6; docs/scire_ib.md, "The link", "The port and the subnet
  * management agent").
  *
@@ -116,6 +117,7 @@ void scire_ib_port_init(struct scire_dev *sdev)
 	ib->link_width_enabled = SCIRE_IB_WIDTH_SUPPORTED;
 	ib->link_speed_enabled = SCIRE_IB_SPEED_SUPPORTED;
 	ib->pkeys[0] = IB_DEFAULT_PKEY_FULL;
+	ib->learn = true;
 	ib->phys_state = netif_running(sdev->netdev) ?
 			 IB_PORT_PHYS_STATE_POLLING :
 			 IB_PORT_PHYS_STATE_DISABLED;

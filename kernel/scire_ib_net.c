@@ -6,11 +6,14 @@
  *
  * Each scire_ib device has a UDP socket of its own, bound to its netdev
  * and to the port ib_udp_port in the netdev's namespace. The neighbour is
- * the IPv4 address written to the port's scire_ib_peer attribute; the two
- * ends greet each other with a HELLO once a second, and the link is up
- * while the netdev has carrier and the neighbour's last HELLO is at most
- * three seconds old. Datagrams from any other address are dropped: the
- * link is point to point.
+ * the IPv4 address written to the port's scire_ib_peer attribute, or, in
+ * the "learn" mode a port starts in, the sender of the first HELLO heard
+ * while there is no live neighbour (such a port greets the netdev's
+ * limited broadcast address until then). The two ends greet each other
+ * with a HELLO once a second, and the link is up while the netdev has
+ * carrier and the neighbour's last HELLO is at most three seconds old.
+ * Datagrams from any other address are dropped: the link is point to
+ * point.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -356,6 +359,9 @@ static void scire_ib_hello_work(struct work_struct *work)
 		return;
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	/* Learning with no live neighbour: greet whoever is on the wire. */
+	if (sdev->ib.learn && !scire_ib_neighbour_alive(sdev))
+		peer = htonl(INADDR_BROADCAST);
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
 	if (peer && netif_running(sdev->netdev))
 		scire_ib_hello_send(sdev, peer);
@@ -364,7 +370,14 @@ static void scire_ib_hello_work(struct work_struct *work)
 	ib_device_put(&sdev->ibdev);
 }
 
-static void scire_ib_hello_rcv(struct scire_dev *sdev, struct sk_buff *skb)
+/*
+ * A HELLO from the neighbour, or in learn mode from @saddr while there is
+ * no live neighbour: @saddr becomes the neighbour. Our own HELLOs, which
+ * the IP stack loops back when they go to the broadcast address, are
+ * recognised by the port GUID and ignored.
+ */
+static void scire_ib_hello_rcv(struct scire_dev *sdev, struct sk_buff *skb,
+			       __be32 saddr)
 {
 	struct scire_ib_hello hello;
 	unsigned long flags;
@@ -375,8 +388,20 @@ static void scire_ib_hello_rcv(struct scire_dev *sdev, struct sk_buff *skb)
 		scire_net_drop(sdev, skb, SCIRE_DROP_MALFORMED);
 		return;
 	}
+	if (hello.port_guid == scire_ib_port_guid(sdev)) {
+		consume_skb(skb);
+		return;
+	}
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	was_alive = scire_ib_neighbour_alive(sdev);
+	if (saddr != sdev->ib.peer) {
+		if (!sdev->ib.learn || was_alive) {
+			spin_unlock_irqrestore(&sdev->port_lock, flags);
+			scire_net_drop(sdev, skb, SCIRE_DROP_NOT_NEIGHBOUR);
+			return;
+		}
+		sdev->ib.peer = saddr;
+	}
 	sdev->ib.hello_seen = jiffies | 1;
 	sdev->ib.peer_guid = hello.port_guid;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
@@ -571,8 +596,10 @@ static int scire_ib_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	const struct scire_ib_encap *enc;
 	struct scire_dev *sdev;
 	unsigned long flags;
+	__be32 peer, saddr;
 	u32 ulen, len;
-	__be32 peer;
+	bool learn;
+	u8 type;
 
 	rcu_read_lock();
 	sdev = rcu_dereference_sk_user_data(sk);
@@ -593,22 +620,31 @@ static int scire_ib_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		goto out;
 	}
 
-	/* Point to point: only the neighbour is heard. */
+	/*
+	 * Point to point: only the neighbour is heard, and in learn mode a
+	 * HELLO from anyone (scire_ib_hello_rcv() decides).
+	 */
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	learn = sdev->ib.learn;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
-	if (!peer || ip_hdr(skb)->saddr != peer) {
+	saddr = ip_hdr(skb)->saddr;
+	enc = (const struct scire_ib_encap *)skb->data;
+	type = enc->ver_type & 0xf;
+	if ((!peer || saddr != peer) &&
+	    !(learn && type == SCIRE_IB_TYPE_HELLO &&
+	      !ipv4_is_zeronet(saddr) && !ipv4_is_multicast(saddr) &&
+	      !ipv4_is_lbcast(saddr) && !ipv4_is_loopback(saddr))) {
 		scire_net_drop(sdev, skb, SCIRE_DROP_NOT_NEIGHBOUR);
 		goto out;
 	}
-	enc = (const struct scire_ib_encap *)skb->data;
 	if (enc->ver_type >> 4 != SCIRE_IB_VERSION) {
 		scire_net_drop(sdev, skb, SCIRE_DROP_MALFORMED);
 		goto out;
 	}
-	switch (enc->ver_type & 0xf) {
+	switch (type) {
 	case SCIRE_IB_TYPE_HELLO:
-		scire_ib_hello_rcv(sdev, skb);
+		scire_ib_hello_rcv(sdev, skb, saddr);
 		break;
 	case SCIRE_IB_TYPE_DATA:
 		scire_ib_data_rcv(sdev, skb, len);
@@ -709,33 +745,40 @@ static ssize_t scire_ib_peer_show(struct ib_device *ibdev, u32 port,
 	struct scire_dev *sdev = to_sdev(ibdev);
 	unsigned long flags;
 	__be32 peer;
+	bool learn;
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	learn = sdev->ib.learn;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
-	return peer ? sysfs_emit(buf, "%pI4\n", &peer) :
-		      sysfs_emit(buf, "none\n");
+	if (peer)
+		return sysfs_emit(buf, "%pI4\n", &peer);
+	return sysfs_emit(buf, learn ? "learn\n" : "none\n");
 }
 
 /*
  * Writing an IPv4 address makes it the neighbour (the link comes up when
- * it answers a HELLO); "none" forgets it and takes the link down.
+ * it answers a HELLO); "learn" takes the sender of the first HELLO heard
+ * while there is no live neighbour (the mode a port starts in); "none"
+ * forgets the neighbour and takes the link down.
  */
 static ssize_t scire_ib_peer_store(struct ib_device *ibdev, u32 port,
 				   struct ib_port_attribute *attr,
 				   const char *buf, size_t count)
 {
 	struct scire_dev *sdev = to_sdev(ibdev);
+	bool learn = sysfs_streq(buf, "learn");
 	unsigned long flags;
 	__be32 peer = 0;
 
-	if (!sysfs_streq(buf, "none")) {
+	if (!learn && !sysfs_streq(buf, "none")) {
 		if (!in4_pton(buf, count, (u8 *)&peer, '\n', NULL) ||
 		    ipv4_is_zeronet(peer) || ipv4_is_multicast(peer) ||
 		    ipv4_is_lbcast(peer) || ipv4_is_loopback(peer))
 			return -EINVAL;
 	}
 	spin_lock_irqsave(&sdev->port_lock, flags);
+	sdev->ib.learn = learn;
 	if (sdev->ib.peer != peer) {
 		sdev->ib.peer = peer;
 		sdev->ib.hello_seen = 0;

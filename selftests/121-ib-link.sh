@@ -3,7 +3,8 @@
 #
 # Two scire_ib ports joined by one link (docs/scire_ib.md): sib0 on a veth
 # end in init_net, sib1 on the other end in netns $ns. Without a
-# neighbour both are DOWN (Polling); with each other's address in
+# neighbour both are DOWN (Polling); in learn mode each takes the other
+# from its HELLOs and both come up in INIT; with each other's address in
 # ports/1/scire_ib_peer they greet each other and come up in INIT; a
 # directed-route SMP crosses the link; opensm on sib0 makes both ACTIVE
 # with LIDs of their own and itself their SM; ibnetdiscover finds both
@@ -60,6 +61,21 @@ done
 [ "$(cat "$peer")" = none ] || fail "$peer reads '$(cat "$peer")' before any write"
 for bad in bogus 224.0.0.1 0.0.0.0 127.0.0.1; do
 	echo "$bad" >"$peer" 2>/dev/null && fail "$peer accepted '$bad'"
+done
+# Learn mode (a new port's): each takes the other from its HELLO.
+for d in sib0 sib1; do
+	echo learn >"/sys/class/infiniband/$d/ports/1/scire_ib_peer" || fail "$d: cannot write learn"
+done
+for d in sib0 sib1; do
+	wait_for 10 port_is "$d" Initializing || fail "$d is $(state "$d") in learn mode, want Initializing"
+done
+[ "$(cat "$peer")" = "$ipb" ] || fail "sib0 learned '$(cat "$peer")', want $ipb"
+[ "$(cat /sys/class/infiniband/sib1/ports/1/scire_ib_peer)" = "$ipa" ] ||
+	fail "sib1 learned '$(cat /sys/class/infiniband/sib1/ports/1/scire_ib_peer)', want $ipa"
+echo "ok: in learn mode each port takes the other as its neighbour from its HELLOs"
+for d in sib0 sib1; do
+	echo none >"/sys/class/infiniband/$d/ports/1/scire_ib_peer"
+	wait_for 5 port_is "$d" Down || fail "$d is $(state "$d") after none, want Down"
 done
 ib_link_up
 [ "$(cat "$peer")" = "$ipb" ] || fail "$peer reads '$(cat "$peer")', want $ipb"

@@ -1149,7 +1149,8 @@ IB_NS=scire-ib-b IB_IF_A=sibA IB_IF_B=sibB
 IB_IP_A=192.168.91.1 IB_IP_B=192.168.91.2
 
 # ib_link_pair: create the veth pair, its namespace and scire_ib devices
-# sib0 and sib1 on its ends, with no neighbour configured (both DOWN).
+# sib0 and sib1 on its ends, with no neighbour: each learns the other
+# from its first HELLO, then is told "none" (both DOWN).
 ib_link_pair()
 {
 	ip netns add "$IB_NS" || fail "ip netns add $IB_NS failed"
@@ -1167,6 +1168,9 @@ ib_link_pair()
 		fail "rdma link add sib0 type scire_ib netdev $IB_IF_A failed"
 	in_ns "$IB_NS" rdma link add sib1 type scire_ib netdev "$IB_IF_B" ||
 		fail "rdma link add sib1 (in $IB_NS) failed"
+	echo none >/sys/class/infiniband/sib0/ports/1/scire_ib_peer &&
+		echo none >/sys/class/infiniband/sib1/ports/1/scire_ib_peer ||
+		fail "cannot write none to scire_ib_peer"
 }
 
 # ib_link_up: make sib0 and sib1 each other's neighbour and wait until both

@@ -3,8 +3,8 @@
 #
 # InfiniBand between two kernels (scripts/vm --pair, scire on both hosts):
 # each host puts a scire_ib port "sib" on eth0 (MTU 9000: IB MTU 4096) in
-# place of its RoCE device (a netdev carries one scire device), with the
-# other host as its neighbour; opensm
+# place of its RoCE device (a netdev carries one scire device), which
+# learns the other host as its neighbour from its HELLOs; opensm
 # on host a brings both ports ACTIVE; ib_ipoib joins the broadcast group
 # on both; then ping both ways and iperf3 TCP both ways in datagram mode,
 # and a 30000-byte ping in connected mode (MTU 65520, RC through ib_cm).
@@ -41,10 +41,11 @@ pair_sync start 300 || fail "the other host never started"
 
 [ -z "$roce" ] || rdma link delete "$roce" || fail "cannot delete $roce from eth0"
 rdma link add sib type scire_ib netdev eth0 || fail "rdma link add sib type scire_ib netdev eth0 failed"
-echo "$SCIRE_PEER" >/sys/class/infiniband/sib/ports/1/scire_ib_peer ||
-	fail "cannot make $SCIRE_PEER sib's neighbour"
+# No neighbour configured: the port learns the other host from its HELLOs.
 wait_for 20 bash -c "ibstat sib | grep -Eq 'State: (Initializing|Armed|Active)'" ||
-	fail "sib did not come up with its neighbour: $(ibstat sib)"
+	fail "sib did not come up: $(ibstat sib; cat /sys/class/infiniband/sib/ports/1/scire_ib_peer)"
+learned=$(cat /sys/class/infiniband/sib/ports/1/scire_ib_peer)
+[ "$learned" = "$SCIRE_PEER" ] || fail "sib learned neighbour '$learned', want $SCIRE_PEER"
 pair_sync link-up 120 || fail "the other host's port never came up"
 if [ "$SCIRE_HOST" = a ]; then
 	opensm -g "0x$(tr -d : </sys/class/infiniband/sib/node_guid)" -f "$work/opensm.log" \
