@@ -18,6 +18,10 @@
 #   a       rxe0 on eth0 talking to itself (scire0 deleted, rdma_rxe loaded)
 #   d       scireB (netns nsB, perftest client) -> rxeA (init_net, server)
 #           over a veth pair
+#   e       IPoIB: two scire_ib ports over a veth pair (MTU 9000), opensm,
+#           ib_ipoib; iperf3 TCP over the veth itself (the ceiling), then
+#           over IPoIB in datagram and in connected mode (rows tcp_veth_bw,
+#           ipoib_ud_bw, ipoib_cm_bw; size: the interface's MTU)
 #
 # the perftest RC tools ib_{write,read,send,atomic}_{bw,lat} at each size
 # (atomics: their fixed 8 bytes). In (b) and (c) the SCIF bridge is
@@ -65,8 +69,9 @@ esac
 # start-up, perftest's own sleep(1) after connecting, teardown): with 26
 # cells, 3 runs each and 4 or 5 configurations, a 1 s window is what
 # keeps a full run near 25 minutes.
+# The quick run (make check's) only shows the harness still works: one size.
 if [ "$quick" = 1 ]; then
-	RUNS=1 MAX_ATTEMPTS=2 SIZES="2 65536"
+	RUNS=1 MAX_ATTEMPTS=2 SIZES=65536
 	SCIF_SIZES=65536 SCIF_LAT_ITERS=100 SCIF_REG_MIB=16
 else
 	RUNS=3 MAX_ATTEMPTS=5 SIZES="2 4096 65536 1048576"
@@ -378,6 +383,29 @@ perftest_for_scif()
 # counter DEV NAME: hw counter NAME of RDMA device DEV, or "?".
 counter() { rdma_counter "$1" "$2" || echo "?"; }
 
+# iperf_cell KEY TOOL SIZE ADDR: RUNS good runs (MAX_ATTEMPTS tries) of an
+# iperf3 TCP client in this namespace towards a one-off server on ADDR in
+# netns IB_NS, BW_SECS long; VALUE: MiB/s the server received.
+iperf_cell()
+{
+	local key=$1 tool=$2 size=$3 addr=$4 good=0 try spid v
+
+	for ((try = 0; try < MAX_ATTEMPTS && good < RUNS; try++)); do
+		in_ns "$IB_NS" timeout "$RUN_TIMEOUT" iperf3 -s -1 -B "$addr" >"$scratch/server" 2>&1 &
+		spid=$!
+		wait_for 10 listening "$spid" 5201
+		if timeout "$RUN_TIMEOUT" iperf3 -c "$addr" -t "$BW_SECS" -J >"$scratch/client" 2>&1 &&
+			v=$(python3 -c 'import json, sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8 / 1048576))' <"$scratch/client" 2>/dev/null); then
+			say "run $key $tool $size $v"
+			good=$((good + 1))
+		else
+			say "fail $key $tool $size iperf3 -c $addr failed"
+			tail -n 20 "$scratch/client" | sed 's/^/BENCH| /'
+		fi
+		wait "$spid" 2>/dev/null
+	done
+}
+
 # netdev_tx NS IFACE: transmitted packets of netdev IFACE in netns NS.
 netdev_tx() { in_ns "$1" cat "/sys/class/net/$2/statistics/tx_packets" 2>/dev/null || echo "?"; }
 
@@ -504,6 +532,51 @@ main()
 			scif c "$TOPO_NS_A" "$TOPO_NS_B" 1
 		else
 			say "note c SCIF not measured: cannot configure nodes 1 and 2 in $SCIF_NODES"
+		fi
+	)
+
+	# --- (e): IPoIB over two scire_ib ports -----------------------
+
+	say "config e (e) IPoIB|sib0 on $IB_IF_A (init_net, iperf3 client) <-> sib1 on $IB_IF_B (netns $IB_NS, iperf3 server) over a veth pair, MTU 9000, opensm on sib0; iperf3 TCP (\`-t $BW_SECS\`, one stream; MiB/s received) over the veth's own addresses (tcp_veth_bw: the ceiling), then over IPoIB in datagram mode (ipoib_ud_bw, MTU 2044) and connected mode (ipoib_cm_bw, MTU 65520)"
+	(
+		err=$(mktemp)
+		ready=0 osm=''
+		on_exit()
+		{
+			[ "$ready" = 1 ] || say "setupfail e $(tr '\n' ' ' <"$err")"
+			[ -z "$osm" ] || kill "$osm" 2>/dev/null
+			modprobe -r ib_ipoib 2>/dev/null
+			ib_link_teardown >/dev/null 2>&1
+			rm -f "$err"
+		}
+		trap on_exit EXIT
+		command -v iperf3 >/dev/null && command -v opensm >/dev/null ||
+			{ echo "iperf3 or opensm not installed" >"$err"; exit 1; }
+		modprobe ib_umad 2>"$err" || exit 1
+		ib_link_pair 2>"$err" >&2
+		ib_link_up 2>"$err" >&2
+		opensm -g "0x$(tr -d : </sys/class/infiniband/sib0/node_guid)" -f /dev/null >/dev/null 2>&1 &
+		osm=$!
+		wait_for 60 ib_port_is sib0 Active && wait_for 60 ib_port_is sib1 Active ||
+			{ echo "the ports did not become ACTIVE under opensm" >"$err"; exit 1; }
+		modprobe ib_ipoib 2>"$err" || exit 1
+		wait_for 10 ipoib_of sib0 && wait_for 10 ipoib_of sib1 ||
+			{ echo "ib_ipoib made no interfaces" >"$err"; exit 1; }
+		ia=$(ipoib_of sib0) ib=$(ipoib_of sib1)
+		{ ip link set "$ib" netns "$IB_NS" && ip addr add 10.92.0.1/24 dev "$ia" &&
+			ip link set "$ia" up && in_ns "$IB_NS" ip addr add 10.92.0.2/24 dev "$ib" &&
+			in_ns "$IB_NS" ip link set "$ib" up; } 2>"$err" || exit 1
+		wait_for 30 ipoib_carrier "" "$ia" && wait_for 30 ipoib_carrier "$IB_NS" "$ib" ||
+			{ echo "IPoIB got no carrier (broadcast group not joined)" >"$err"; exit 1; }
+		ready=1
+		iperf_cell e tcp_veth_bw 9000 "$IB_IP_B"
+		iperf_cell e ipoib_ud_bw 2044 10.92.0.2
+		if echo connected >"/sys/class/net/$ia/mode" &&
+			in_ns "$IB_NS" sh -c "echo connected >/sys/class/net/$ib/mode" &&
+			ip link set "$ia" mtu 65520 && in_ns "$IB_NS" ip link set "$ib" mtu 65520; then
+			iperf_cell e ipoib_cm_bw 65520 10.92.0.2
+		else
+			say "fail e ipoib_cm_bw 65520 cannot switch to connected mode with MTU 65520"
 		fi
 	)
 
