@@ -15,6 +15,19 @@
 
 #include "scire.h"
 
+/*
+ * Forget AH number @num. Interrupts saved: ib_sa destroys its SM's AH
+ * holding a spinlock with them off (free_sm_ah() under ah_lock).
+ */
+static void scire_ah_erase(struct scire_dev *sdev, u32 num)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	__xa_erase(&sdev->ah_xa, num);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
+}
+
 /**
  * scire_create_ah() - create an address handle (IBA 11.2.2.1).
  * @ibah: the core-allocated AH (PD set).
@@ -41,6 +54,7 @@ int scire_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 							      GFP_ATOMIC;
 	struct scire_ah *ah = to_sah(ibah);
 	struct scire_create_ah_resp resp = {};
+	unsigned long flags;
 	int ret;
 
 	if (udata && (!scire_udata_in_ok(udata) ||
@@ -56,8 +70,15 @@ int scire_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	ret = xa_alloc_cyclic_irq(&sdev->ah_xa, &ah->ah_num, ah, xa_limit_32b,
-				  &sdev->ah_next, gfp);
+	/*
+	 * Interrupts saved, not enabled: a non-sleepable caller may hold a
+	 * spinlock with them off. A sleepable one has them on, so the
+	 * allocation may drop the lock to sleep.
+	 */
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	ret = __xa_alloc_cyclic(&sdev->ah_xa, &ah->ah_num, ah, xa_limit_32b,
+				&sdev->ah_next, gfp);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	if (ret < 0)
 		goto err_count;
 
@@ -70,7 +91,7 @@ int scire_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 
 err_xa:
-	xa_erase_irq(&sdev->ah_xa, ah->ah_num);
+	scire_ah_erase(sdev, ah->ah_num);
 err_count:
 	atomic_dec(&sdev->num_ah);
 	return ret;
@@ -125,7 +146,7 @@ int scire_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct scire_dev *sdev = to_sdev(ibah->device);
 
-	xa_erase_irq(&sdev->ah_xa, to_sah(ibah)->ah_num);
+	scire_ah_erase(sdev, to_sah(ibah)->ah_num);
 	atomic_dec(&sdev->num_ah);
 	return 0;
 }

@@ -193,6 +193,9 @@ static bool scire_netdev_supported(const struct net_device *ndev)
 	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
 }
 
+/* Lock class of every device's AH table (scire_dev_add()). */
+static struct lock_class_key scire_ah_xa_key;
+
 /**
  * scire_dev_add() - create and register a scire device on a netdev.
  * @ibdev_name: the name asked for ("scire%d" style templates allowed).
@@ -227,6 +230,13 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	/*
+	 * The tables above share one lock class (one xa_init_flags() site),
+	 * and only this one is taken with interrupts off, under ib_sa's own
+	 * lock: without a class of its own lockdep sees the MR table's
+	 * plain spin_lock() under that lock.
+	 */
+	lockdep_set_class(&sdev->ah_xa.xa_lock, &scire_ah_xa_key);
 	mutex_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
 	atomic_set(&sdev->num_ah, 0);
