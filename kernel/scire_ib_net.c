@@ -438,12 +438,12 @@ static bool scire_ib_pkey_ok(struct scire_ib_port *ib, u16 pkey)
 
 /*
  * Receive a DATA datagram from the neighbour: skb->data is the scire_ib
- * header, @len bytes to the end of the ICRC. Checks the LRH (IBA 7.7: the
- * length, VL15 for QP0 only, a DLID of this port or the permissive LID for
- * QP0, or a multicast LID this port has a member of), the GRH if any, the
- * ICRC, the port state and the P_Key, and hands the packet to its QP, or a
- * multicast one to the group's QPs, with the LRH's SLID, SL and DLID path
- * bits.
+ * header, @len bytes to the end of the ICRC. Checks the LRH (IBA 7.7: LVer
+ * 0, the length, VL15 for QP0 only and VL0 the only data VL, a DLID of this
+ * port or a multicast LID this port has a member of, the permissive LID in
+ * DLID or SLID for QP0 only), the GRH if any, the ICRC, the port state and
+ * the P_Key, and hands the packet to its QP, or a multicast one to the
+ * group's QPs, with the LRH's SLID, SL and DLID path bits.
  */
 static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 			      u32 len)
@@ -456,7 +456,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	struct scire_bth *bth;
 	struct scire_pkt *pkt;
 	unsigned long flags;
-	u16 dlid, lid, mask;
+	u16 dlid, slid, lid, mask;
 	__le32 icrc_buf;
 	const void *icrc;
 	bool mine, mcast;
@@ -468,6 +468,9 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	    !pskb_may_pull(skb, SCIRE_LRH_LEN))
 		goto drop;
 	lrh = (struct scire_lrh *)skb->data;
+	/* LVer 0 is the only link version there is. */
+	if (lrh->vl_lver & 0xf)
+		goto drop;
 	switch (lrh->sl_lnh & 3) {
 	case SCIRE_LNH_LOCAL:
 		grh_len = 0;
@@ -515,10 +518,19 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 
 	vl = lrh->vl_lver >> 4;
 	dlid = be16_to_cpu(lrh->dlid);
+	slid = be16_to_cpu(lrh->slid);
 	qpn = scire_bth_qpn(bth);
+	/* OperationalVLs is 1: VL0 is the only data VL there is. */
+	if (vl != 0 && vl != SCIRE_VL15)
+		goto drop;
 	why = SCIRE_DROP_QPN;
-	/* VL15 carries QP0's SMPs and nothing else (IBA 7.6.5). */
+	/*
+	 * VL15 carries QP0's SMPs and nothing else (IBA 7.6.5), and the
+	 * permissive LID is QP0's alone (IBA 9.6.1.4.1).
+	 */
 	if (vl == SCIRE_VL15 ? qpn != 0 : qpn == 0)
+		goto drop;
+	if (qpn != 0 && slid == SCIRE_LID_PERMISSIVE)
 		goto drop;
 	/*
 	 * A multicast LID takes UD packets to the multicast QPN, and that
@@ -568,7 +580,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	pkt->ib = true;
 	pkt->ib_grh = grh_len != 0;
 	pkt->sl = lrh->sl_lnh >> 4;
-	pkt->slid = be16_to_cpu(lrh->slid);
+	pkt->slid = slid;
 	pkt->dlid_path_bits = dlid == SCIRE_LID_PERMISSIVE || mcast ? 0 :
 			      dlid & ~mask;
 	__skb_pull(skb, SCIRE_LRH_LEN + grh_len);
