@@ -90,6 +90,10 @@ PI_LID, PI_SM_LID = 16, 18
 KA_TID = 0x5C1E000000000000  # known-answer TIDs; the random ones avoid them
 
 
+class VictimSilent(Exception):
+    """The victim stopped answering: the checks after it would only time out."""
+
+
 def log(*args):
     print(*args, flush=True)
 
@@ -235,6 +239,7 @@ class Fuzzer:
         self.n_sent = 0
         self.ka_tid = KA_TID
         self.no_reply = set()    # known-answer TIDs that must get none
+        self.silent = 0          # requests unanswered in a row
 
     # -- the link --
 
@@ -348,8 +353,12 @@ class Fuzzer:
         while tid not in self.replies:
             left = end - time.monotonic()
             if left <= 0:
+                self.silent += 1
+                if self.silent >= 3:
+                    raise VictimSilent(f'{self.silent} requests in a row unanswered')
                 return None
             self.drain(min(left, 0.2))
+        self.silent = 0
         return self.replies[tid]
 
     # -- packets to the victim --
@@ -972,29 +981,33 @@ class Fuzzer:
             return 1
         log(f'bound {a.local}:{PORT}: the neighbour\'s device is gone, this is it now')
         self.base_pi = bytes(64)
-        self.known_answers()
-        ka_failures = len(self.failures)
-        log(f'known answers: {self.ka_tid - KA_TID} cases and probes, '
-            f'{ka_failures} failed')
-        pi = self.port_info()
-        if pi:
-            pi[32] &= 0xF0
-            pi[33] &= 0x0F
-            self.base_pi = bytes(pi)
-        rx0 = self.n_rx
-        self.stream()
-        if self.probe('a Get(NodeInfo) after the random stream'):
-            log('ok: the victim still answers a Get(NodeInfo) after the stream')
-        r = self.case('Get(PortInfo) after the random stream',
-                      lambda t: self.to_qp0(smp(GET, A_PORT_INFO, 0, t, a.mkey)),
-                      S_OK, self.pi_unchanged)
-        if r:
-            pi2 = r['mad'][SMP_DATA:SMP_DATA + 64]
-            log(f'PortInfo after the stream: LID {a.lid}, SM LID {a.sm_lid}, Active; '
-                f'M_Key violations {struct.unpack(">H", pi2[44:46])[0]}')
-        log(f'the victim sent {self.n_rx} DATA datagrams ({self.n_rx - rx0} during '
-            f'the stream; {self.n_rx_to_qp0} GSI replies to GMPs forged from QP0) '
-            f'and {self.n_rx_hello} HELLOs, {len(self.bad_rx)} malformed')
+        rx0 = None
+        try:
+            self.known_answers()
+            log(f'known answers: {self.ka_tid - KA_TID} cases and probes, '
+                f'{len(self.failures)} failed')
+            pi = self.port_info()
+            if pi:
+                pi[32] &= 0xF0
+                pi[33] &= 0x0F
+                self.base_pi = bytes(pi)
+            rx0 = self.n_rx
+            self.stream()
+            if self.probe('a Get(NodeInfo) after the random stream'):
+                log('ok: the victim still answers a Get(NodeInfo) after the stream')
+            r = self.case('Get(PortInfo) after the random stream',
+                          lambda t: self.to_qp0(smp(GET, A_PORT_INFO, 0, t, a.mkey)),
+                          S_OK, self.pi_unchanged)
+            if r:
+                pi2 = r['mad'][SMP_DATA:SMP_DATA + 64]
+                log(f'PortInfo after the stream: LID {a.lid}, SM LID {a.sm_lid}, '
+                    f'Active; M_Key violations {struct.unpack(">H", pi2[44:46])[0]}')
+        except VictimSilent as e:
+            self.fail(f'the victim stopped answering ({e}): given up')
+        during = '' if rx0 is None else f'{self.n_rx - rx0} during the stream; '
+        log(f'the victim sent {self.n_rx} DATA datagrams ({during}{self.n_rx_to_qp0} '
+            f'GSI replies to GMPs forged from QP0) and {self.n_rx_hello} HELLOs, '
+            f'{len(self.bad_rx)} malformed')
         for b in self.bad_rx[:10]:
             self.fail(f'malformed datagram from the victim: {b}')
         if self.failures:
