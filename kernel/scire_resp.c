@@ -20,6 +20,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/slab.h>
+#include <rdma/ib_mad.h>
 
 #include "scire.h"
 #include "scire_trace.h"
@@ -1039,6 +1040,16 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 	/* QP0 takes no Q_Key (IBA 10.2.4.4, 14.2.2). */
 	if (qp->ibqp.qp_type != IB_QPT_SMI &&
 	    get_unaligned_be32(&deth->qkey) != qp->qkey) {
+		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
+		return;
+	}
+	/*
+	 * A MAD is 256 bytes, always. The MAD layer reads a shorter one in
+	 * full from a receive buffer it reuses without clearing, so the
+	 * bytes of an earlier MAD (its M_Key among them) would complete it.
+	 */
+	if ((qp->ibqp.qp_type == IB_QPT_SMI || qp->ibqp.qp_type == IB_QPT_GSI) &&
+	    pkt->paylen != IB_MGMT_MAD_SIZE) {
 		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
 		return;
 	}
