@@ -29,8 +29,9 @@ Known answers first, each with a reply or its absence checked:
   that changes nothing (status 0: the control for the invalid ones);
   directed routes (IBA 14.2.2): one and two hops are answered with the D
   bit set, bad hop pointers and counts and returning SMPs are not;
-  truncated MADs, which the core reads as zero-filled (its receive
-  buffers are zeroed), and an oversized one that fits no receive buffer;
+  MADs shorter or longer than 256 bytes (dropped: the core would complete
+  a short one from a receive buffer it reuses, so a 4-byte SMP sent after
+  640 others must get no reply either);
 - GMPs to QP1 (IBA 16.1): PortCounters with a bad PortSelect (0x1c), a
   bad class version, an unknown attribute, the wrong Q_Key and a P_Key
   not in the table (no reply).
@@ -668,13 +669,14 @@ class Fuzzer:
         dr('of one hop, Set(PortInfo) to a new LID, wrong M_Key', None, method=SET,
            attr=A_PORT_INFO, data=bytes(moved), key=mkey ^ 1, hop_ptr=1, hop_cnt=1)
 
-        # Truncated and oversized MADs: the core reads a short MAD as if
-        # zero-filled, so the cut decides what is left of it.
+        # Truncated and oversized MADs: a MAD is 256 bytes, and the port
+        # drops any other size (the core would read a short one in full
+        # from a reused receive buffer: see stale_mad()).
         self.case('a MAD cut after its M_Key (Get(NodeInfo))',
-                  lambda t: q0(smp(GET, A_NODE_INFO, 0, t, mkey)[:32]), S_OK)
+                  lambda t: q0(smp(GET, A_NODE_INFO, 0, t, mkey)[:32]), None)
         self.case('a MAD cut after its M_Key (Set(PortInfo): LID 0)',
                   lambda t: q0(smp(SET, A_PORT_INFO, 0, t, mkey, data=bytes(base))[:32]),
-                  S_INVALID, self.pi_unchanged)
+                  None)
         self.case('a MAD cut inside its M_Key (the key reads wrong)',
                   lambda t: q0(smp(GET, A_NODE_INFO, 0, t, mkey)[:28]), None)
         self.case('a MAD cut to its common header',
@@ -685,7 +687,10 @@ class Fuzzer:
         self.case('an SMP of 300 bytes (no receive buffer holds it)', lambda t: q0(
             smp(GET, A_NODE_INFO, 0, t, mkey) + bytes(44)), None)
         self.case('a MAD with BTH pad 3 (its last 3 bytes cut)', lambda t: q0(
-            smp(GET, A_NODE_INFO, 0, t, mkey), pad=3), S_OK)
+            smp(GET, A_NODE_INFO, 0, t, mkey), pad=3), None)
+        self.case('a PMA GMP cut to 100 bytes',
+                  lambda t: q1(pma(GET, A_PORT_COUNTERS, t)[:100]), None)
+        self.stale_mad()
 
         # The PMA on QP1 (IBA 16.1).
         self.case('PMA Get(PortCounters) of port 1',
@@ -717,6 +722,37 @@ class Fuzzer:
         late = sorted(t - KA_TID for t in self.no_reply if t in self.replies)
         if late:
             self.fail(f'late replies to cases that want none: TIDs KA+{late}')
+
+    def stale_mad(self, n=640):
+        """The MAD layer reposts a receive buffer (the last response built
+        in it) without clearing it. Once n Get(NodeInfo)s with the M_Key
+        have been through QP0's receive queue (512 buffers), a 4-byte SMP
+        "LID-routed Get" would be completed by the stale bytes of one of
+        them, M_Key and TID included, and answered. It must be dropped."""
+        mkey = self.a.mkey
+        tids = range(KA_TID + 0x10000, KA_TID + 0x10000 + n)
+        for i, t in enumerate(tids):
+            self.send(self.get_node_info(t).wire())
+            if i % 16 == 15:
+                self.drain(0.02)
+        self.drain(1.0)
+        got = sum(t in self.replies for t in tids)
+        if got < n // 2:
+            return self.fail(f'only {got} of {n} Get(NodeInfo)s answered')
+        for t in tids:
+            self.replies.pop(t, None)
+        rx = self.n_rx
+        self.send(self.to_qp0(bytes([1, CLASS_SMP_LID, 1, GET])).wire())
+        if not self.probe('the probe after a 4-byte SMP'):
+            return None
+        self.drain(0.5)
+        stale = [f'{t - KA_TID:#x}' for t in tids if t in self.replies]
+        if self.n_rx - rx != 1 or stale:
+            return self.fail(f'a 4-byte SMP after {got} others was answered '
+                             f'({self.n_rx - rx - 1} replies, stale TIDs KA+{stale}): '
+                             'completed from a reused receive buffer')
+        log(f'ok: a 4-byte SMP after {got} Get(NodeInfo)s with the M_Key: no reply')
+        return True
 
     # -- the random stream --
 
@@ -816,10 +852,11 @@ class Fuzzer:
             kw = {'dlid': r.choice([LID_PERMISSIVE, LID_PERMISSIVE, a.lid]),
                   'slid': r.choice([LID_PERMISSIVE, a.slid])}
         if r.randrange(10) == 0:
-            # Truncated, and read as zero-filled: a cut before the end of
-            # the M_Key makes the key wrong (its last byte is not 0); after
-            # it, a Set with the right key gets an invalid attribute
-            # modifier, since the field made invalid may be cut away.
+            # Truncated: the port must drop it (a MAD is 256 bytes). Were
+            # it read, what follows the cut would be stale bytes of an
+            # earlier MAD (see stale_mad()), which is how a stream without
+            # this check changed sib0's P_Key table; a Set with the right
+            # key still gets an invalid attribute modifier if it has one.
             n = r.randrange(257)
             if n >= 32 and mkey == a.mkey and base == 1 and method == SET:
                 m = bytearray(m)
