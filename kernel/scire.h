@@ -228,8 +228,11 @@ enum scire_link {
  * @sl2vl:		SLtoVLMappingTable, two SLs per byte as on the wire.
  * @sm_disabled:	the SM set PortPhysicalState Disabled; the port stays
  *			DOWN until it sets Polling.
- * @peer:		the neighbour's IPv4 address (ports/1/scire_ib_peer),
- *			0 for none.
+ * @learn:		learn mode: without a live neighbour, greet the
+ *			broadcast address and take the sender of the first
+ *			HELLO heard as the neighbour (a new port's mode).
+ * @peer:		the neighbour's IPv4 address (ports/1/scire_ib_peer,
+ *			or learned), 0 for none.
  * @hello_seen:		jiffies (| 1) of the neighbour's last HELLO, 0 for none.
  * @peer_guid:		the port GUID the neighbour's HELLO named.
  */

@@ -459,7 +459,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	u16 dlid, slid, lid, mask;
 	__le32 icrc_buf;
 	const void *icrc;
-	bool mine, mcast;
+	bool mine, mcast, mcast_qpn;
 	u8 vl;
 
 	__skb_pull(skb, sizeof(struct scire_ib_encap));
@@ -537,7 +537,8 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	 * QPN comes with nothing else (IBA 9.6.1.5.1, 10.5.2.1).
 	 */
 	mcast = scire_lid_is_mcast(dlid);
-	if (mcast != (qpn == IB_MULTICAST_QPN) ||
+	mcast_qpn = qpn == IB_MULTICAST_QPN;
+	if (mcast != mcast_qpn ||
 	    (mcast && (bth->opcode & SCIRE_OP_TRANSPORT_MASK) != SCIRE_OP_UD))
 		goto drop;
 	if (grh_len)

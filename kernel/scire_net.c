@@ -1531,9 +1531,10 @@ static int scire_ib_mcast_send(struct scire_qp *qp, const struct scire_av *av,
  * routing error when there is no way to the destination; -ENETDOWN when
  * the namespace's socket is gone; -ENOLINK on a scire_ib port without a
  * live neighbour (scire_ib_xmit(); datagrams to the port's own LIDs are
- * looped back, and those to a multicast LID also to the port's members); -EAFNOSUPPORT for IPv6 without IPv6;
- * -ENOBUFS or -ENOMEM when the stack or allocation dropped it; -EINVAL or
- * -EMSGSIZE for a malformed AV or packet.
+ * looped back, and those to a multicast LID also to the port's members);
+ * -EAFNOSUPPORT for IPv6 without IPv6; -ENOBUFS or -ENOMEM when the stack
+ * or allocation dropped it; -EINVAL or -EMSGSIZE for a malformed AV or
+ * packet.
  *
  * A same-host unit (scire_pkt(skb)->local, see scire_req_start()) gets none
  * of this: it goes straight to the receiving device's QP, and if its
