@@ -30,7 +30,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c ke
 	   include/uapi/rdma/scire-abi.h include/uapi/rdma/scire-scif-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean bench kernel-debug check-debug deb check-packages
+	clean bench kernel-debug check-debug deb check-packages check-pair-rxe
 
 all: kernel user ktest
 
@@ -140,6 +140,11 @@ check-debug:
 # Not part of make check: the DKMS build under TCG takes minutes.
 check-packages:
 	@SCIRE_CHECK_LANES=packages scripts/check
+
+# Two kernels, scire on host a and rdma_rxe on host b (selftests/pair/):
+# not part of make check, for its time.
+check-pair-rxe:
+	@SCIRE_CHECK_LANES="host pair-rxe" scripts/check
 
 demo:
 	@scripts/demo
