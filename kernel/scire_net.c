@@ -1437,8 +1437,7 @@ static int scire_ib_loopback(struct scire_qp *qp, const struct scire_av *av,
 	if (av->ib_grh) {
 		/* The UD receiver copies it from the network header. */
 		if (skb_cow_head(skb, sizeof(struct ib_grh))) {
-			scire_count(sdev, SCIRE_CNT_TX_DROPS, 1);
-			kfree_skb(skb);
+			scire_net_drop(sdev, skb, SCIRE_DROP_TX_NOMEM);
 			return -ENOMEM;
 		}
 		bth = (struct scire_bth *)skb->data;
