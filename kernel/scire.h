@@ -109,6 +109,12 @@
  * @SCIRE_CNT_LOCAL_DIRECT:	same-host requests executed by the peer's
  *				responder in the requester's call, with no
  *				unit at all (scire_resp_direct()).
+ * @SCIRE_CNT_TRAPS_SENT:	scire_ib: Trap() SMPs the SMA posted, each
+ *				repetition counted (scire_ib_trap.c).
+ * @SCIRE_CNT_TRAPS_REPRESSED:	scire_ib: traps the SM repressed (a
+ *				TrapRepress of the pending trap's TID).
+ * @SCIRE_CNT_TRAPS_ABANDONED:	scire_ib: traps given up unrepressed after
+ *				SCIRE_IB_TRAP_TRIES sends.
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -131,6 +137,9 @@ enum scire_counter {
 	SCIRE_CNT_LOCAL_UNITS,
 	SCIRE_CNT_LOCAL_BYTES,
 	SCIRE_CNT_LOCAL_DIRECT,
+	SCIRE_CNT_TRAPS_SENT,
+	SCIRE_CNT_TRAPS_REPRESSED,
+	SCIRE_CNT_TRAPS_ABANDONED,
 	SCIRE_CNT_MAX,
 };
 
@@ -274,6 +283,28 @@ struct scire_ib_port {
 };
 
 /**
+ * struct scire_ib_trap - the trap the SMA of a scire_ib port repeats until
+ * the SM represses it (IBA 13.4.9, 14.2.5.1; scire_ib_trap.c). All but
+ * @work is under scire_dev.port_lock.
+ * @agent:	the QP0 send agent the traps go out through; NULL before the
+ *		MAD layer has the port and again once teardown has begun.
+ * @work:	sends the pending trap, and again after each resend interval.
+ * @tid:	TransactionID of the pending trap; 0 when none is pending.
+ * @last_tid:	the last TransactionID given to a trap.
+ * @change_flags: trap 144's ChangeFlags for the pending trap
+ *		(IB_NOTICE_TRAP_*_CHG; 0 for a CapabilityMask change alone).
+ * @tries:	times the pending trap has been sent.
+ */
+struct scire_ib_trap {
+	struct ib_mad_agent *agent;
+	struct delayed_work work;
+	u64 tid;
+	u64 last_tid;
+	u16 change_flags;
+	u8 tries;
+};
+
+/**
  * enum scire_pma_counter - the PMA's counters (IBA 16.1.3.5), each derived
  * from the device's hw counters in scire_mad.c.
  * @SCIRE_PMA_XMIT_DATA:	PortXmitData, 4-byte words.
@@ -312,7 +343,7 @@ struct scire_ib_pma_base {
  *		through ib_device_set_netdev() for the device's lifetime.
  * @list:	entry in the module's device list (scire_main.c).
  * @link:	the link layer, fixed at creation.
- * @port_lock:	protects @port_state and @ib.
+ * @port_lock:	protects @port_state, @ib and @ib_trap (but its work).
  * @port_state:	RoCE: IB_PORT_ACTIVE when the netdev is running with
  *		carrier, else IB_PORT_DOWN. scire_ib: the logical PortState,
  *		DOWN without carrier, then INIT and what the SM sets.
@@ -320,6 +351,7 @@ struct scire_ib_pma_base {
  * @ib_pma:	scire_ib only: the PMA's counter baselines.
  * @ib_sock:	scire_ib only: the device's UDP socket (scire_ib_net.c).
  * @ib_hello:	scire_ib only: the once-a-second HELLO and link check.
+ * @ib_trap:	scire_ib only: the SMA's pending trap.
  * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
  * @mr_next:	cyclic allocation cursor for @mr_xa.
  * @key_gen:	low byte of the next key, so a recycled index gets a new key.
@@ -355,12 +387,13 @@ struct scire_dev {
 	struct list_head list;
 	enum scire_link link;
 
-	spinlock_t port_lock;	/* protects port_state, ib */
+	spinlock_t port_lock;	/* protects port_state, ib, ib_trap */
 	enum ib_port_state port_state;
 	struct scire_ib_port ib;
 	struct scire_ib_pma_base ib_pma;
 	struct socket __rcu *ib_sock;
 	struct delayed_work ib_hello;
+	struct scire_ib_trap ib_trap;
 
 	struct xarray mr_xa;
 	u32 mr_next;
@@ -1010,6 +1043,14 @@ void scire_ib_net_init(struct scire_dev *sdev);
 int scire_ib_net_open(struct scire_dev *sdev);
 void scire_ib_net_start(struct scire_dev *sdev);
 void scire_ib_net_close(struct scire_dev *sdev);
+
+/* scire_ib_trap.c */
+struct ib_smp;
+void scire_ib_trap_init(struct scire_dev *sdev);
+void scire_ib_trap_local_changes(struct scire_dev *sdev, u16 change_flags);
+void scire_ib_trap_repress(struct scire_dev *sdev, const struct ib_smp *smp);
+int scire_ib_trap_register(void);
+void scire_ib_trap_unregister(void);
 
 /* scire_mad.c */
 int scire_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,

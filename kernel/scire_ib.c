@@ -107,8 +107,11 @@ void scire_ib_port_init(struct scire_dev *sdev)
 
 	memset(ib, 0, sizeof(*ib));
 	scire_ib_net_init(sdev);
+	scire_ib_trap_init(sdev);
 	ib->gid_prefix = SCIRE_IB_DEFAULT_GID_PREFIX;
-	ib->cap_mask = IB_PORT_CLIENT_REG_SUP | IB_PORT_SYS_IMAGE_GUID_SUP;
+	/* IsTrapSupported, IsCapabilityMaskNoticeSupported: trap 144. */
+	ib->cap_mask = IB_PORT_CLIENT_REG_SUP | IB_PORT_SYS_IMAGE_GUID_SUP |
+		       IB_PORT_TRAP_SUP | IB_PORT_CAP_MASK_NOTICE_SUP;
 	ib->link_down_default = 2;	/* Polling */
 	ib->neighbor_mtu = scire_ib_mtu_cap(sdev);
 	ib->op_vls = 1;			/* VL0 */
@@ -327,7 +330,8 @@ static int scire_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
  *	   attaches, ...), init_type.
  *
  * Implements the Modify HCA port verb (IBA 11.2.1.3) for the capability
- * bits software on the host owns.
+ * bits software on the host owns. A changed CapabilityMask is reported to
+ * the SM with trap 144 (IBA 14.2.5.1) while the port is ACTIVE.
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP for IB_PORT_SHUTDOWN (the link is the netdev's:
@@ -340,6 +344,7 @@ static int scire_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
 	struct scire_dev *sdev = to_sdev(ibdev);
 	struct scire_ib_port *ib = &sdev->ib;
 	unsigned long flags;
+	u32 old_caps;
 
 	if (mask & ~(IB_PORT_INIT_TYPE | IB_PORT_RESET_QKEY_CNTR))
 		return -EOPNOTSUPP;
@@ -348,12 +353,54 @@ static int scire_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
 		return -EINVAL;
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
+	old_caps = ib->cap_mask;
 	ib->cap_mask |= props->set_port_cap_mask;
 	ib->cap_mask &= ~props->clr_port_cap_mask;
+	if (ib->cap_mask != old_caps)
+		scire_ib_trap_local_changes(sdev, 0);
 	if (mask & IB_PORT_INIT_TYPE)
 		ib->init_type = props->init_type & 0xf;
 	if (mask & IB_PORT_RESET_QKEY_CNTR)
 		ib->qkey_violations = 0;
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	return 0;
+}
+
+/**
+ * scire_ib_modify_device() - set the NodeDescription.
+ * @ibdev: the device.
+ * @mask: IB_DEVICE_MODIFY_NODE_DESC.
+ * @props: node_desc, IB_DEVICE_NODE_DESC_MAX bytes, not necessarily
+ *	   NUL-terminated (what was written to the node_desc sysfs file).
+ *
+ * Implements Modify HCA Attributes (IBA 11.2.1.3) for the NodeDescription
+ * the SMA reports (IBA 14.2.5.2); a change is reported to the SM with
+ * trap 144 (IBA 14.2.5.1) while the port is ACTIVE, so that it re-reads
+ * it without a sweep.
+ *
+ * Context: process context.
+ * Return: 0; -EOPNOTSUPP for any other mask bit (the SystemImageGUID is
+ * the node GUID and fixed).
+ */
+static int scire_ib_modify_device(struct ib_device *ibdev, int mask,
+				  struct ib_device_modify *props)
+{
+	struct scire_dev *sdev = to_sdev(ibdev);
+	unsigned long flags;
+
+	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
+		return -EOPNOTSUPP;
+	if (!mask)
+		return 0;
+
+	/* The SMA reads it under port_lock (scire_mad.c). */
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	if (memcmp(ibdev->node_desc, props->node_desc,
+		   IB_DEVICE_NODE_DESC_MAX)) {
+		memcpy(ibdev->node_desc, props->node_desc,
+		       IB_DEVICE_NODE_DESC_MAX);
+		scire_ib_trap_local_changes(sdev, IB_NOTICE_TRAP_NODE_DESC_CHG);
+	}
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
 	return 0;
 }
@@ -390,6 +437,7 @@ static enum rdma_link_layer scire_ib_get_link_layer(struct ib_device *ibdev,
 const struct ib_device_ops scire_ib_dev_ops = {
 	.get_link_layer = scire_ib_get_link_layer,
 	.get_port_immutable = scire_ib_get_port_immutable,
+	.modify_device = scire_ib_modify_device,
 	.modify_port = scire_ib_modify_port,
 	.port_groups = scire_ib_port_groups,
 	.process_mad = scire_process_mad,

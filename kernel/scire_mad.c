@@ -417,13 +417,16 @@ static int scire_sma(struct scire_dev *sdev, int mad_flags, struct ib_smp *smp)
 	u32 events = 0;
 	int ret;
 
-	/* Responses are for the SM on this port, as is SMInfo. */
+	/* Responses are for the SM on this port, as are SMInfo and traps. */
 	if (smp->method & IB_MGMT_METHOD_RESP ||
+	    smp->method == IB_MGMT_METHOD_TRAP ||
 	    smp->attr_id == IB_SMP_ATTR_SM_INFO)
 		return IB_MAD_RESULT_SUCCESS;
-	/* The SMA sends no traps, so it has none to be repressed. */
-	if (smp->method == IB_MGMT_METHOD_TRAP_REPRESS)
+	/* Ends the SMA's own trap if it names it; never answered. */
+	if (smp->method == IB_MGMT_METHOD_TRAP_REPRESS) {
+		scire_ib_trap_repress(sdev, smp);
 		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	}
 	if (smp->method != IB_MGMT_METHOD_GET &&
 	    smp->method != IB_MGMT_METHOD_SET)
 		return scire_mad_error(hdr, SCIRE_MAD_STATUS(UNSUPPORTED_METHOD));
@@ -668,9 +671,10 @@ static int scire_pma(struct scire_dev *sdev, struct ib_pma_mad *pmp)
  * scire_dev.port_lock.
  * Return: IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY with @out filled in;
  * IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED for an SMP that failed
- * its M_Key check (dropped, no reply) or a TrapRepress; or
+ * its M_Key check (dropped, no reply) or a TrapRepress (which ends the
+ * SMA's trap of its TransactionID, scire_ib_trap_repress()); or
  * IB_MAD_RESULT_SUCCESS for a MAD the agents of the host should get
- * (SMInfo, responses, other classes).
+ * (SMInfo, traps and responses for an SM on this port, other classes).
  */
 int scire_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,

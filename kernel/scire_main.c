@@ -424,10 +424,16 @@ static int __init scire_init(void)
 	ret = register_netdevice_notifier(&scire_netdev_notifier);
 	if (ret)
 		goto err_net;
+	/* Before any scire_ib device can exist. */
+	ret = scire_ib_trap_register();
+	if (ret)
+		goto err_notifier;
 	rdma_link_register(&scire_link_ops);
 	scire_ib_register_link();
 	return 0;
 
+err_notifier:
+	unregister_netdevice_notifier(&scire_netdev_notifier);
 err_net:
 	scire_net_exit();
 err_wq:
@@ -440,6 +446,7 @@ static void __exit scire_exit(void)
 	scire_ib_unregister_link();
 	rdma_link_unregister(&scire_link_ops);
 	scire_unregister_all();
+	scire_ib_trap_unregister();
 	unregister_netdevice_notifier(&scire_netdev_notifier);
 	scire_net_exit();
 	destroy_workqueue(scire_wq);

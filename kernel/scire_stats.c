@@ -33,6 +33,9 @@ static const struct rdma_stat_desc scire_counter_desc[SCIRE_CNT_MAX] = {
 	[SCIRE_CNT_LOCAL_UNITS] = { .name = "local_units" },
 	[SCIRE_CNT_LOCAL_BYTES] = { .name = "local_bytes" },
 	[SCIRE_CNT_LOCAL_DIRECT] = { .name = "local_direct" },
+	[SCIRE_CNT_TRAPS_SENT] = { .name = "traps_sent" },
+	[SCIRE_CNT_TRAPS_REPRESSED] = { .name = "traps_repressed" },
+	[SCIRE_CNT_TRAPS_ABANDONED] = { .name = "traps_abandoned" },
 };
 
 /**

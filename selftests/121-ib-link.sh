@@ -13,7 +13,11 @@
 # (no GID) with their buffers checked; datagrams from an address that is
 # not the neighbour, and malformed ones from the neighbour, are dropped
 # and counted; carrier loss takes sib0 DOWN and the SM brings it back;
-# a restarted opensm finds both ports ACTIVE again.
+# a restarted opensm finds both ports ACTIVE again. With that opensm's
+# periodic sweeps off, a new NodeDescription written on sib1 reaches it
+# by trap 144 alone: opensm logs the notice from sib1's LID, its
+# NodeRecord shows the new description, and the trap was sent once and
+# repressed (traps_sent, traps_repressed), not repeated.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -88,9 +92,10 @@ grep -q "^Guid:\.*$gb" <<<"$ni" || fail "NodeInfo at 0,1 is not sib1's ($gb):"$'
 echo "ok: HELLOs bring both ports to INIT; a directed-route SMP crosses the link"
 
 # --- opensm -----------------------------------------------------------------
+# start_sm [OPENSM ARGS...]
 start_sm()
 {
-	opensm -g "$ga" -f "$work/opensm.log" >>"$work/opensm.out" 2>&1 &
+	opensm -g "$ga" -f "$work/opensm.log" "$@" >>"$work/opensm.out" 2>&1 &
 	osm_pid=$!
 	for d in sib0 sib1; do
 		wait_for 60 port_is "$d" Active ||
@@ -177,10 +182,55 @@ for d in sib0 sib1; do
 done
 echo "ok: carrier loss: sib0 DOWN; carrier back: opensm re-activates both"
 
+traps()
+{
+	rdma_counter "$1" "traps_$2"
+}
+r0_sm=$(traps sib0 repressed) || fail "sib0 has no traps_repressed counter"
+a0_sm=$(traps sib0 abandoned) || fail "sib0 has no traps_abandoned counter"
 kill "$osm_pid" && wait "$osm_pid" 2>/dev/null
 osm_pid=''
-start_sm
+: >"$work/opensm.log"
+# -s 0: no periodic sweep, for the trap below.
+start_sm -s 0
 if [ "$(lid_of sib0)" != "$la" ] || [ "$(lid_of sib1)" != "$lb" ]; then
 	fail "LIDs changed across an opensm restart: $(lid_of sib0), $(lid_of sib1)"
 fi
 echo "ok: opensm restarted: both ports ACTIVE with the same LIDs"
+
+# --- trap 144: a new NodeDescription reaches the SM ---------------------------
+wait_for 30 grep -q "SUBNET UP" "$work/opensm.log" ||
+	fail "opensm -s 0 never reported SUBNET UP: $(tail -20 "$work/opensm.log")"
+# sib0, ACTIVE all along, traps the IsSM bit opensm cleared and set
+# again; opensm drops traps until it is master, then represses it and
+# sweeps. Let that be over (repressed, or given up) before the change.
+sm_trap_done()
+{
+	[ "$(traps sib0 repressed)" -gt "$r0_sm" ] || [ "$(traps sib0 abandoned)" -gt "$a0_sm" ]
+}
+wait_for 20 sm_trap_done ||
+	fail "sib0's CapabilityMask trap neither repressed nor given up (traps_sent $(traps sib0 sent), traps_repressed $(traps sib0 repressed))"
+sleep 1
+s0=$(traps sib1 sent) || fail "sib1 has no traps_sent counter"
+r0=$(traps sib1 repressed) || fail "sib1 has no traps_repressed counter"
+desc="scire trap test $$"
+nd_known()
+{
+	saquery -C sib0 -N 2>/dev/null | grep -qF "$desc"
+}
+nd_known && fail "opensm knows '$desc' before it was written"
+printf %s "$desc" >/sys/class/infiniband/sib1/node_desc ||
+	fail "cannot write sib1's node_desc"
+[ "$(cat /sys/class/infiniband/sib1/node_desc)" = "$desc" ] ||
+	fail "sib1's node_desc reads '$(cat /sys/class/infiniband/sib1/node_desc)', want '$desc'"
+wait_for 10 nd_known ||
+	fail "opensm (no sweeps) did not learn sib1's new NodeDescription in 10 s (traps_sent $s0 -> $(traps sib1 sent), traps_repressed $r0 -> $(traps sib1 repressed)):"$'\n'"$(saquery -C sib0 -N 2>&1 | grep -i desc)"$'\n'"$(tail -20 "$work/opensm.log")"
+grep -q "num:144 .* from LID:$lb " "$work/opensm.log" ||
+	fail "opensm's log has no trap 144 from LID $lb:"$'\n'"$(grep -i notice "$work/opensm.log" | tail)"
+wait_for 5 test "$(traps sib1 repressed)" -eq $((r0 + 1)) ||
+	fail "traps_repressed of sib1 went from $r0 to $(traps sib1 repressed), want +1"
+# Past two resend intervals (opensm's SubnetTimeOut 18: about 1 s each).
+sleep 2.5
+[ "$(traps sib1 sent)" -eq $((s0 + 1)) ] ||
+	fail "traps_sent of sib1 went from $s0 to $(traps sib1 sent), want +1 (one trap, repressed)"
+echo "ok: trap 144: opensm (no sweeps) learned sib1's NodeDescription '$desc'; one trap sent, repressed"
