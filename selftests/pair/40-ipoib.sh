@@ -22,7 +22,8 @@
 # their SM LID (whose NodeInfo is b's) and their LIDs unchanged, IPoIB
 # joins its broadcast group again in the new SA (a trusted saquery of
 # its MCMemberRecords lists both ports) and pings again; opensm
-# restarted on b does the same.
+# restarted on b does the same. Unloaded, ib_ipoib leaves every group
+# (the SA lists neither port) before the SM stops.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 # shellcheck source=../lib.sh
@@ -45,8 +46,9 @@ osm_pid=''
 work=$(mktemp -d)
 cleanup()
 {
-	[ -n "$osm_pid" ] && kill "$osm_pid" 2>/dev/null && wait "$osm_pid" 2>/dev/null
+	# IPoIB first: its multicast leaves want a live SA (below).
 	modprobe -r ib_ipoib 2>/dev/null
+	[ -n "$osm_pid" ] && kill "$osm_pid" 2>/dev/null && wait "$osm_pid" 2>/dev/null
 	rdma link delete sib 2>/dev/null
 	[ -z "$roce" ] || rdma link show "$roce/1" >/dev/null 2>&1 ||
 		rdma link add "$roce" type scire netdev eth0
@@ -302,6 +304,24 @@ fi
 pair_sync sm-restarted 120 || fail "the other host never got here"
 sm_check "opensm restarted on b" 30
 echo "host $SCIRE_HOST: the SM's move and restart: $((SECONDS - t_sm)) s"
+
+# --- leaving --------------------------------------------------------------------
+# ib_ipoib unloaded leaves its multicast groups through the SA: both
+# ports must drop out of its MCMemberRecords. The SM stops only then:
+# a leave the SA does not answer holds the core's multicast port
+# reference until it times out, and deleting sib waited for that in
+# mcast_remove_one (15 to 25 s under TCG).
+ipoib_left()
+{
+	local m
+
+	m=$(saquery -C sib --smkey 1 -m 2>/dev/null) || return 1
+	! grep -Eq "PortGid\.+($gid|$peer_gid)\$" <<<"$m"
+}
+modprobe -r ib_ipoib || bad "cannot unload ib_ipoib"
+pair_sync ipoib-unloaded 120 || fail "the other host never unloaded ib_ipoib"
+wait_for 20 ipoib_left ||
+	bad "ib_ipoib unloaded on both hosts, yet the SA still lists members after 20 s:"$'\n'"$(saquery -C sib --smkey 1 -m 2>&1 | grep -B2 -A1 PortGid | head -40)"
 pair_sync finished 300
 [ "$failed" = 0 ] || fail "$failed of the checks and runs above failed on host $SCIRE_HOST"
 exit 0
