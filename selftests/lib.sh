@@ -960,8 +960,10 @@ pair_sync()
 # directory; a server still running PAIR_DUO_GRACE (30) seconds after its
 # client ended is stopped (status 124), so one hung server cannot put the
 # hosts out of step for the tests that follow. On return, PAIR_DUO_PEER
-# holds the client's status on the server's host (empty elsewhere) and
-# PAIR_DUO_LATE is 1 if the server was stopped that way.
+# holds the client's status on the server's host (empty elsewhere),
+# PAIR_DUO_LATE is 1 if the server was stopped that way, and
+# PAIR_DUO_OUTPUT is what this host's half printed (for a test that
+# checks more than the status: the addresses a tool reports, say).
 pair_duo()
 {
 	local name=$1 srv=$2 rc=0 out pid i start cfile done_at
@@ -977,6 +979,7 @@ pair_duo()
 	PAIR_DUO_N=$((${PAIR_DUO_N:-0} + 1))
 	PAIR_DUO_PEER=
 	PAIR_DUO_LATE=0
+	PAIR_DUO_OUTPUT=
 	cfile=$SCIRE_SHARED/${0##*/}.duo$PAIR_DUO_N.client
 	out=$(mktemp)
 	start=$(date +%s)
@@ -1016,6 +1019,7 @@ pair_duo()
 		echo "$name: client on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
 	fi
 	[ "$rc" = 0 ] || sed 's/^/    /' "$out" | tail -n 20
+	PAIR_DUO_OUTPUT=$(cat "$out")
 	rm -f "$out"
 	pair_sync "duo$PAIR_DUO_N-done" || rc=1
 	return "$rc"
