@@ -117,7 +117,7 @@ middleware()
 
 	echo "== $dev"
 	check_run "$dev: ucx_info rc_verbs" ucx_tl "$dev" rc_verbs
-	check_run "$dev: ucx_info ud_verbs" ucx_tl "$dev" ud_verbs
+	[ -n "$rxe" ] || check_run "$dev: ucx_info ud_verbs" ucx_tl "$dev" ud_verbs
 	check_run "$dev: ucx_perftest rc_verbs am_lat" ucx_uct "$dev" rc_verbs am_lat -n 1000
 	check_run "$dev: ucx_perftest rc_verbs put_bw 64 KiB" \
 		ucx_uct "$dev" rc_verbs put_bw -D zcopy -s 65536 -n 200
@@ -129,7 +129,7 @@ middleware()
 		check_run "$dev: ucx_perftest ud_verbs am_lat" ucx_uct "$dev" ud_verbs am_lat -n 1000
 	check_run "$dev: fi_info msg" fi_list "$dev" FI_EP_MSG "$dev" verbs
 	check_run "$dev: fi_info dgram" fi_list "$dev" FI_EP_DGRAM "$dev-dgram" verbs
-	check_run "$dev: fi_info rdm" fi_list "$dev" FI_EP_RDM "$dev" "verbs;ofi_rxm"
+	[ -n "$rxe" ] || check_run "$dev: fi_info rdm" fi_list "$dev" FI_EP_RDM "$dev" "verbs;ofi_rxm"
 	check_run "$dev: fi_pingpong msg 64 KiB" fi_pp "$dev" msg 65536
 	[ -n "$rxe" ] || check_run "$dev: fi_pingpong rdm 64 KiB" fi_pp "$dev" rdm 65536
 	check_run "$dev: fi_pingpong dgram 1 KiB" fi_pp "$dev" dgram 1024
