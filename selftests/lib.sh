@@ -933,6 +933,13 @@ pingpong_pair()
 	return $rc
 }
 
+# pair_has_rxe: on a VM pair, is rdma_rxe the device of either host? Both
+# hosts get the same answer, so they take the same branches.
+pair_has_rxe()
+{
+	[ "${SCIRE_DEV_KIND:-}" = rxe ] || [ "${SCIRE_PEER_DEV_KIND:-}" = rxe ]
+}
+
 # pair_sync NAME [SECONDS]: on a VM pair (scripts/vm --pair), return once
 # the other host has called pair_sync NAME too (default: wait 300 s, then
 # fail). NAME is taken within the calling test: one pair boot runs several

@@ -81,7 +81,7 @@ echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
 # served by a, rping and READ by b), for make check's time: both ends
 # run the same transport over the same netem.
 both=0
-[ "${SCIRE_DEV_KIND:-scire}" = rxe ] || [ "${SCIRE_PEER_DEV_KIND:-scire}" = rxe ] && both=1
+pair_has_rxe && both=1
 # served_by SERVER WANT: does the run with its server on SERVER happen?
 served_by() { [ "$both" = 1 ] || [ "$1" = "$2" ]; }
 
