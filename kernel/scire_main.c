@@ -24,7 +24,7 @@ MODULE_ALIAS_RDMA_LINK("scire");
 bool scire_fast_path = true;
 module_param_named(fast_path, scire_fast_path, bool, 0644);
 MODULE_PARM_DESC(fast_path,
-		 "Same-host QP pairs exchange whole units without packet headers or ICRC, and receivers run in the sender's context (default Y; N: QPs entering RTS from then on take the wire path, and receivers stop running in the sender's context at once)");
+		 "Same-host QP pairs exchange whole units without packet headers or ICRC, and receivers run in the sender's context (default Y; N: QPs entering RTS from then on take the wire path, and same-host receivers stop running in the sender's context at once)");
 
 /*
  * Every scire device, registered or on its way in or out. The mutex is never

@@ -95,7 +95,7 @@ static void scire_resp_send_ack(struct scire_qp *qp, u8 opcode, u8 syndrome,
 	struct sk_buff *skb;
 
 	skb = scire_pkt_alloc(qp, &qp->av, scire_opcode[opcode].hdr_len,
-			      GFP_KERNEL);
+			      scire_qp_gfp(qp));
 	if (!skb)
 		return;	/* lost like any packet; the requester times out */
 	scire_bth_init((struct scire_bth *)skb->data, opcode, false, 0,
@@ -693,7 +693,7 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 again:
 		skb = scire_pkt_alloc(qp, &qp->av,
 				      scire_opcode[opcode].hdr_len +
-				      (frags ? 0 : chunk + pad), GFP_KERNEL);
+				      (frags ? 0 : chunk + pad), scire_qp_gfp(qp));
 		if (!skb) {
 			rd->active = false;
 			break;
@@ -1177,7 +1177,8 @@ drop:
  * scire_resp_batch_end(). Errors the IBA calls fatal for the QP send a NAK,
  * complete the receive WQE in hand in error and call scire_qp_error().
  *
- * Context: the QP's work item only (process context, may sleep).
+ * Context: the QP's execution context only: process context, or a softirq
+ * run (then nothing sleeps: allocations use scire_qp_gfp()).
  */
 void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 {
