@@ -948,11 +948,14 @@ static void scire_qp_work(struct work_struct *work)
 }
 
 /*
- * Stop everything that runs on its own: publish RESET, so later runs of the
- * work item drop what they find and leave the requester alone, wait for a
- * run in progress, send the ACK an RC responder still owes for what it has
- * completed (scire_resp_stop_ack()), then stop the requester's timers
- * (which nothing can arm again).
+ * Stop everything that runs on its own: publish RESET, so later runs drop
+ * what they find and leave the requester alone (a softirq run hands a QP
+ * in RESET to the work item), wait for a run in progress wherever it runs
+ * (the work item, a doorbell, a softirq), send the ACK an RC responder
+ * still owes for what it has completed (scire_resp_stop_ack()), then stop
+ * the requester's timers, which nothing can arm again: a run that read the
+ * old state may still be sending and arming the retransmit timer until it
+ * lets go of the context.
  */
 static void scire_qp_stop(struct scire_qp *qp)
 {
@@ -965,12 +968,18 @@ static void scire_qp_stop(struct scire_qp *qp)
 	qp->sq_draining = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
+	mutex_lock(&qp->work_mutex);
+	scire_qp_exec_lock(qp);
+	scire_qp_exec_unlock(qp);
+	mutex_unlock(&qp->work_mutex);
 	cancel_work_sync(&qp->work);
 	if (qp->ibqp.qp_type == IB_QPT_RC &&
 	    (was == IB_QPS_RTR || was == IB_QPS_RTS || was == IB_QPS_SQD ||
 	     was == IB_QPS_SQE)) {
 		mutex_lock(&qp->work_mutex);
+		scire_qp_exec_lock(qp);
 		scire_resp_stop_ack(qp);
+		scire_qp_exec_unlock(qp);
 		mutex_unlock(&qp->work_mutex);
 	}
 	scire_req_stop(qp);

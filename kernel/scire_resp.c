@@ -1305,7 +1305,7 @@ void scire_resp_batch_end(struct scire_qp *qp)
  * response is unfinished: the ACK must not overtake it, and the requester
  * has more to wait for anyway.
  *
- * Context: process context, qp->work_mutex held.
+ * Context: process context, qp->work_mutex and the execution context held.
  */
 void scire_resp_stop_ack(struct scire_qp *qp)
 {
