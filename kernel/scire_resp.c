@@ -663,8 +663,11 @@ static void scire_resp_read_req(struct scire_qp *qp, struct sk_buff *skb)
 
 /*
  * Send up to @budget packets of the READ response in progress. Return: the
- * number sent. A packet that cannot be allocated ends the response early:
- * the requester sees a gap and asks again from there (a duplicate READ).
+ * number sent. A packet that cannot be allocated in a softirq run (which
+ * may not wait for memory) stops the pump with the response still active,
+ * for the work item to go on with; in process context it ends the response
+ * early: the requester sees a gap and asks again from there (a duplicate
+ * READ).
  */
 static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 {
@@ -695,7 +698,8 @@ again:
 				      scire_opcode[opcode].hdr_len +
 				      (frags ? 0 : chunk + pad), scire_qp_gfp(qp));
 		if (!skb) {
-			rd->active = false;
+			if (!qp->run_atomic)
+				rd->active = false;
 			break;
 		}
 		scire_bth_init((struct scire_bth *)skb->data, opcode, false,
@@ -1262,18 +1266,25 @@ enum scire_direct scire_resp_direct(struct scire_qp *qp,
  * PSN that needs it (ACK coalescing, IBA 9.7.5.1). The ACK waits while a
  * READ response is still going out, so it never overtakes one. Must be
  * called after every batch in RTR, RTS, SQD and SQE, even an empty one.
+ * A softirq run short of memory for the READ response leaves the rest to
+ * the work item.
  *
- * Context: the QP's work item only.
+ * Context: the QP's execution context only (scire_resp_rcv()).
  */
 void scire_resp_batch_end(struct scire_qp *qp)
 {
 	struct scire_resp *resp = &qp->resp;
 	u32 budget = SCIRE_RESP_BUDGET;
 	struct sk_buff *skb;
+	u32 sent;
 
 	while (budget && scire_resp_live(qp)) {
 		if (resp->read.active) {
-			budget -= scire_resp_read_pump(qp, budget);
+			sent = scire_resp_read_pump(qp, budget);
+			/* Short of memory in a softirq run: kicked below. */
+			if (!sent && resp->read.active)
+				break;
+			budget -= sent;
 			continue;
 		}
 		skb = __skb_dequeue(&resp->backlog);
