@@ -20,6 +20,26 @@
  *    SRQ also the QPs taking WQEs from it.
  *  - qp->rxq.lock (irqsave): received packets waiting for the work item.
  *
+ * No work is left behind (no lost wake-up). Work is a packet on qp->rxq, a
+ * pending bit (RETRANSMIT, RNR, FLUSH_RQ), new SQ WQEs, or a state change;
+ * whoever adds it makes it visible first, then either runs the QP or sets
+ * SCIRE_QP_P_KICK. A run clears KICK right after it has taken the context
+ * (full barrier), then looks at every kind of work. So either the run saw
+ * the work, or the KICK set after it is still set when the run ends.
+ * Every holder of the context tests KICK after letting go of it (full
+ * barrier after the unlock) and runs again or queues the work item:
+ * scire_qp_run() (its callers scire_qp_run_again() and scire_qp_run_all()
+ * rerun or kick), scire_qp_transition() and scire_qp_direct_unlock();
+ * scire_qp_reset() and scire_qp_stop() leave a QP in RESET, which has no
+ * work. Whoever sets KICK queues the work item (scire_qp_kick()) or tries
+ * to take the context after it (full barrier between), and only gives up
+ * if the context is still held, i.e. by a holder whose test of KICK is
+ * still to come. A process-context run that takes work_mutex but finds
+ * the bit held lets go of the mutex and sets KICK like any other loser.
+ * A softirq run hands a QP it must not run (not RTR, RTS or SQD, a
+ * same-host requester, nesting too deep, short of memory) to the work
+ * item, which runs it in process context.
+ *
  * Copyright (c) 2026 The scire authors.
  */
 #include <linux/hash.h>
