@@ -299,7 +299,9 @@ static void scire_qp_enter_err(struct scire_qp *qp)
  * scire_qp_kick() - make the QP's work item run.
  * @qp: the QP.
  *
- * Several kicks before the work item runs make one run.
+ * Several kicks before the work item runs make one run. It runs on this
+ * CPU (scire_wq is per CPU), unless it is pending or running elsewhere
+ * already, so packets it sends follow those sent here.
  *
  * Context: any.
  */
