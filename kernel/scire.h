@@ -800,7 +800,16 @@ enum scire_qp_pending {
  * @work_mutex:	held by @work for each run, and by modify_qp while it
  *		changes the attributes (@av to @sq_sig_all, which the data
  *		path reads without locks) or starts/resets the requester and
- *		responder: a run never sees them change.
+ *		responder: a run never sees them change. Whoever holds it
+ *		also owns @exec.
+ * @exec:	bit 0 is the QP's execution context itself: held for every
+ *		run and attribute change. Process context takes it right
+ *		after @work_mutex; a wire packet's softirq takes only the bit
+ *		(never waits for it) to run the QP at once (scire_qp_rcv()).
+ *		So a @work_mutex holder that finds it taken waits for a
+ *		softirq run, which is short and never sleeps.
+ * @run_atomic:	the run holding @exec is such a softirq run: it must not
+ *		sleep and allocates with GFP_ATOMIC (scire_qp_gfp()).
  * @state_lock:	serialises state changes (modify_qp and the data path's
  *		moves to ERR) and guards @sq_draining and @sqd_notify; any
  *		context, interrupts saved.
@@ -892,6 +901,8 @@ struct scire_qp {
 	struct work_struct work;
 	struct sk_buff_head rxq;
 	unsigned long pending;
+	unsigned long exec;
+	bool run_atomic;
 	bool resp_live;
 	bool req_live;
 	bool last_wqe_reached;
@@ -904,6 +915,12 @@ struct scire_qp {
 	struct task_struct *run_task;
 	bool run_for_peer;
 };
+
+/* Allocation flags for the run of @qp in progress (caller holds @exec). */
+static inline gfp_t scire_qp_gfp(const struct scire_qp *qp)
+{
+	return qp->run_atomic ? GFP_ATOMIC : GFP_KERNEL;
+}
 
 /* Payload bytes per PSN of a request or READ response @pkt belongs to. */
 static inline u32 scire_pkt_mtu(const struct scire_qp *qp,
@@ -1166,7 +1183,7 @@ int scire_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct scire_qp *scire_qp_get(struct scire_dev *sdev, u32 qpn);
 void scire_qp_put(struct scire_qp *qp);
 void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
-		  struct scire_runset *rs);
+		  struct scire_runset *rs, bool bh);
 void scire_qp_kick(struct scire_qp *qp);
 bool scire_qp_direct_lock(struct scire_qp *qp);
 void scire_qp_direct_unlock(struct scire_qp *qp);

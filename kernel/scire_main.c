@@ -24,7 +24,7 @@ MODULE_ALIAS_RDMA_LINK("scire");
 bool scire_fast_path = true;
 module_param_named(fast_path, scire_fast_path, bool, 0644);
 MODULE_PARM_DESC(fast_path,
-		 "Same-host QP pairs exchange whole units without packet headers or ICRC, and receivers run in the sender's context (default Y; N: QPs entering RTS from then on take the wire path, and receivers stop running in the sender's context at once)");
+		 "Same-host QP pairs exchange whole units without packet headers or ICRC, and receivers run in the sender's context (default Y; N: QPs entering RTS from then on take the wire path, and same-host receivers stop running in the sender's context at once)");
 
 /*
  * Every scire device, registered or on its way in or out. The mutex is never
@@ -404,7 +404,15 @@ static void scire_unregister_all(void)
 }
 
 /*
- * The QPs' work items. Unbound, so a busy QP does not pin a CPU's kworker;
+ * The QPs' work items. Per CPU, not unbound: a QP's work item runs on the
+ * CPU that queued it, so what a softirq run leaves to it (the rest of a
+ * READ response, say) leaves after the packets that run sent, through the
+ * same CPU's backlog. An unbound worker on another CPU would overtake
+ * them (veth and loopback hand packets to the sending CPU's backlog), and
+ * a requester such as rdma_rxe's that does not recover from a reordered
+ * READ response waits forever. WQ_HIGHPRI, so the work is not queued
+ * behind user threads busy-polling that CPU; WQ_CPU_INTENSIVE, so one
+ * QP's long run does not hold back the other QPs' items there;
  * WQ_MEM_RECLAIM because kernel ULPs (nvme-rdma) may depend on us to make
  * progress under memory pressure.
  */
@@ -414,7 +422,8 @@ static int __init scire_init(void)
 {
 	int ret;
 
-	scire_wq = alloc_workqueue("scire", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	scire_wq = alloc_workqueue("scire", WQ_HIGHPRI | WQ_CPU_INTENSIVE |
+				   WQ_MEM_RECLAIM, 0);
 	if (!scire_wq)
 		return -ENOMEM;
 	scire_hdr_init();

@@ -274,7 +274,7 @@ void scire_mcast_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	for (i = 0; i < n; i++) {
 		copy = i + 1 < n ? skb_clone(skb, GFP_ATOMIC) : skb;
 		if (copy)
-			scire_qp_rcv(targets[i], copy, NULL);
+			scire_qp_rcv(targets[i], copy, NULL, false);
 		scire_qp_put(targets[i]);
 	}
 	if (!n)

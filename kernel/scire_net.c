@@ -20,8 +20,10 @@
  * device (our own netdev in the common case), and the packet, built to the
  * last byte as it would go on the wire (IP ID and checksum, UDP header,
  * ICRC), is handed to the receive function the sockets use, so every check
- * runs on it. The receive path only enqueues on the target QP and kicks its
- * work item: the sender never runs the receiver's transport code.
+ * runs on it, with BHs disabled as in a socket's softirq. As there, the
+ * target QP is run at once if its execution context is free
+ * (scire_qp_rcv()), and its work item is kicked otherwise: on one host as
+ * between two, a request and its ACK need no work item.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -391,7 +393,7 @@ static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
 			!scire_rcv_path_ok(qp, skb, ipv6))
 		scire_net_drop(sdev, skb, SCIRE_DROP_QP_PATH);
 	else
-		scire_qp_rcv(qp, skb, rs);
+		scire_qp_rcv(qp, skb, rs, !from);
 	if (qp)
 		scire_qp_put(qp);
 }

@@ -11,11 +11,34 @@
  *    modify_qp while it changes what the data path reads or starts the
  *    requester/responder, so one run sees one set of attributes.
  *    Process context.
+ *  - bit 0 of qp->exec, the execution context proper: taken after
+ *    work_mutex by its holders, and alone (trylock only) by the softirq
+ *    that receives a wire packet for the QP and runs it there.
  *  - qp->state_lock (irqsave) orders state changes between modify_qp and
  *    scire_qp_error(), which the data path calls from any context.
  *  - wq->lock (irqsave): kernel posters of a kernel SQ/RQ/SRQ ring; for an
  *    SRQ also the QPs taking WQEs from it.
  *  - qp->rxq.lock (irqsave): received packets waiting for the work item.
+ *
+ * No work is left behind (no lost wake-up). Work is a packet on qp->rxq, a
+ * pending bit (RETRANSMIT, RNR, FLUSH_RQ), new SQ WQEs, or a state change;
+ * whoever adds it makes it visible first, then either runs the QP or sets
+ * SCIRE_QP_P_KICK. A run clears KICK right after it has taken the context
+ * (full barrier), then looks at every kind of work. So either the run saw
+ * the work, or the KICK set after it is still set when the run ends.
+ * Every holder of the context tests KICK after letting go of it (full
+ * barrier after the unlock) and runs again or queues the work item:
+ * scire_qp_run() (its callers scire_qp_run_again() and scire_qp_run_all()
+ * rerun or kick), scire_qp_transition() and scire_qp_direct_unlock();
+ * scire_qp_reset() and scire_qp_stop() leave a QP in RESET, which has no
+ * work. Whoever sets KICK queues the work item (scire_qp_kick()) or tries
+ * to take the context after it (full barrier between), and only gives up
+ * if the context is still held, i.e. by a holder whose test of KICK is
+ * still to come. A process-context run that takes work_mutex but finds
+ * the bit held lets go of the mutex and sets KICK like any other loser.
+ * A softirq run hands a QP it must not run (not RTR, RTS or SQD, a
+ * same-host requester, nesting too deep, short of memory) to the work
+ * item, which runs it in process context.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -35,6 +58,20 @@
 #define SCIRE_QP_RXQ_MAX	4096
 /* Packets one run of the work item handles before it requeues itself. */
 #define SCIRE_QP_RX_BUDGET	64
+/*
+ * Runs one caller without a run set makes when work was left to it during
+ * the last (a reply its own request drew), before it hands over to the
+ * work item (scire_qp_run_again()).
+ */
+#define SCIRE_QP_RUN_AGAIN	3
+/*
+ * Softirq runs one CPU may have nested (a run whose packet goes through
+ * the loopback to a second free QP runs that one too, but no deeper).
+ */
+#define SCIRE_QP_BH_DEPTH	2
+
+/* Bit of qp->exec. */
+#define SCIRE_QP_EXEC		0
 
 /* QPNs of RC/UC/UD QPs: 0 and 1 are the special QPs (SMI, GSI). */
 #define SCIRE_QPN_SMI		0
@@ -61,6 +98,37 @@
 
 static void scire_qp_work(struct work_struct *work);
 static void scire_qp_run_all(struct scire_qp *qp, bool doorbell);
+static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
+			 struct scire_runset *rs, bool bh);
+static void scire_qp_run_again(struct scire_qp *qp, bool doorbell, bool bh);
+
+/* Softirq runs in progress on this CPU (scire_qp_run_bh()). */
+static DEFINE_PER_CPU(unsigned int, scire_qp_bh_depth);
+
+/* Take the execution context if it is free, as a softirq run does. */
+static bool scire_qp_exec_trylock(struct scire_qp *qp)
+{
+	return !test_and_set_bit_lock(SCIRE_QP_EXEC, &qp->exec);
+}
+
+/*
+ * Take the execution context with work_mutex held, for a change of the
+ * QP's attributes or state, which must not be left to anyone. Any other
+ * holder is a softirq run on another CPU (softirq runs never spin on it,
+ * so none can be waiting under us on this one), which never sleeps and
+ * ends after one budget. Runs do not wait: they hand the work over.
+ */
+static void scire_qp_exec_lock(struct scire_qp *qp)
+{
+	lockdep_assert_held(&qp->work_mutex);
+	while (!scire_qp_exec_trylock(qp))
+		cpu_relax();
+}
+
+static void scire_qp_exec_unlock(struct scire_qp *qp)
+{
+	clear_bit_unlock(SCIRE_QP_EXEC, &qp->exec);
+}
 
 /* Bytes of a ring mapping: the head, then num_entries slots. */
 static size_t scire_wq_ring_size(const struct scire_wq *wq)
@@ -231,7 +299,9 @@ static void scire_qp_enter_err(struct scire_qp *qp)
  * scire_qp_kick() - make the QP's work item run.
  * @qp: the QP.
  *
- * Several kicks before the work item runs make one run.
+ * Several kicks before the work item runs make one run. It runs on this
+ * CPU (scire_wq is per CPU), unless it is pending or running elsewhere
+ * already, so packets it sends follow those sent here.
  *
  * Context: any.
  */
@@ -260,6 +330,10 @@ bool scire_qp_direct_lock(struct scire_qp *qp)
 {
 	if (!mutex_trylock(&qp->work_mutex))
 		return false;
+	if (!scire_qp_exec_trylock(qp)) {
+		mutex_unlock(&qp->work_mutex);
+		return false;
+	}
 	WRITE_ONCE(qp->run_for_peer, true);
 	return true;
 }
@@ -276,6 +350,7 @@ bool scire_qp_direct_lock(struct scire_qp *qp)
 void scire_qp_direct_unlock(struct scire_qp *qp)
 {
 	WRITE_ONCE(qp->run_for_peer, false);
+	scire_qp_exec_unlock(qp);
 	mutex_unlock(&qp->work_mutex);
 	/* Unlock before the look: pairs with scire_qp_run()'s barrier. */
 	smp_mb();
@@ -412,6 +487,28 @@ static bool scire_runset_add(struct scire_runset *rs, struct scire_qp *qp)
 	return true;
 }
 
+/*
+ * Run @qp now, in the softirq (or loopback, BHs disabled) that received a
+ * wire packet for it, if its execution context is free: the packet is
+ * handled, and its ACK or the response sent, without waking the work item
+ * and without waiting for a CPU the application may keep busy polling. If
+ * a run is in progress it takes the packet (scire_qp_run()). Nested runs
+ * (a softirq run's loopback packet to another QP) stop at
+ * SCIRE_QP_BH_DEPTH, so the stack stays bounded; deeper ones kick.
+ */
+static void scire_qp_run_bh(struct scire_qp *qp)
+{
+	unsigned int *depth = this_cpu_ptr(&scire_qp_bh_depth);
+
+	if (*depth >= SCIRE_QP_BH_DEPTH) {
+		scire_qp_kick(qp);
+		return;
+	}
+	(*depth)++;
+	scire_qp_run_again(qp, false, true);
+	(*depth)--;
+}
+
 /**
  * scire_qp_rcv() - hand a received packet to the QP's execution context.
  * @qp: the destination QP, held by the caller.
@@ -420,18 +517,22 @@ static bool scire_runset_add(struct scire_runset *rs, struct scire_qp *qp)
  *	on (a same-host unit, or a wire packet that came back through the
  *	softirq of the sender's ip_local_out(), as over a veth pair), that
  *	run's run set: @qp then runs right after it, in the same context,
- *	instead of in its work item (NULL: kick the work item).
+ *	instead of in its work item (NULL: see @bh).
+ * @bh: the caller runs with BHs disabled (a wire packet's softirq, or the
+ *	loopback): without @rs, @qp runs here at once if its execution
+ *	context is free. Otherwise the work item is kicked.
  *
  * A QP in RESET, INIT or ERR discards incoming packets (IBA 10.3), and so
  * does one with SCIRE_QP_RXQ_MAX packets already waiting: the sender
  * recovers by retransmission.
  *
  * Context: any (softirq on receive); takes rxq.lock with interrupts saved.
- * @rs is only valid in the task that runs the sending QP, or in a softirq
- * running on that task's CPU while it waits in ip_local_out().
+ * BHs disabled if @bh. @rs is only valid in the task that runs the
+ * sending QP, or in a softirq running on that task's CPU while it waits
+ * in ip_local_out().
  */
 void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
-		  struct scire_runset *rs)
+		  struct scire_runset *rs, bool bh)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	unsigned long flags;
@@ -454,7 +555,11 @@ void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	if (!rs || !scire_runset_add(rs, qp))
+	if (rs && scire_runset_add(rs, qp))
+		return;
+	if (bh && !rs)
+		scire_qp_run_bh(qp);
+	else
 		scire_qp_kick(qp);
 }
 
@@ -646,63 +751,107 @@ static void scire_qp_flush(struct scire_qp *qp)
 }
 
 /*
+ * Take @qp's execution context for a run: work_mutex and the exec bit in
+ * process context, the exec bit alone in a softirq run (@bh).
+ */
+static bool scire_qp_run_lock(struct scire_qp *qp, bool bh)
+{
+	if (bh)
+		return scire_qp_exec_trylock(qp);
+	if (!mutex_trylock(&qp->work_mutex))
+		return false;
+	if (scire_qp_exec_trylock(qp))
+		return true;
+	mutex_unlock(&qp->work_mutex);
+	return false;
+}
+
+static void scire_qp_run_unlock(struct scire_qp *qp, bool bh)
+{
+	scire_qp_exec_unlock(qp);
+	if (!bh)
+		mutex_unlock(&qp->work_mutex);
+}
+
+/*
  * One run of the QP's execution context: received packets, completer
  * timers, requester. It runs in the QP's work item, inline in a user
- * doorbell, or inline in another QP's run set (scire_qp_run_all()).
- * work_mutex serialises runs with each other and with modify_qp; the
- * requester, completer and responder state is touched nowhere else while
- * the QP is out of RESET.
+ * doorbell, inline in another QP's run set (scire_qp_run_all()), or
+ * (@bh) in the softirq that received a wire packet for it
+ * (scire_qp_run_bh()). The exec bit serialises runs with each other and
+ * with modify_qp; the requester, completer and responder state is touched
+ * nowhere else while the QP is out of RESET.
  *
  * No one waits for a run in progress (a waiting worker only burns the CPU
- * the run needs), except a doorbell (@doorbell) behind another QP's
- * inline run of this one, which is short. Whoever finds work_mutex taken
- * leaves the work to its holder: it sets SCIRE_QP_P_KICK (as every
- * scire_qp_kick() does) and tries once more; a run clears the bit when it
- * starts, and looks at it again once it has dropped work_mutex.
+ * the run needs, and a vCPU may be descheduled holding it), except a
+ * doorbell (@doorbell) behind another QP's inline run of this one, which
+ * is short. Whoever finds the context taken leaves the work to its
+ * holder: it sets SCIRE_QP_P_KICK (as every scire_qp_kick() does) and
+ * tries once more; a run clears the bit when it starts, and looks at it
+ * again once it has let go of the context.
+ *
+ * A softirq run only handles a QP whose receive and send paths are the
+ * wire's (RTR, RTS or SQD, no same-host requester, which takes its peer's
+ * work_mutex); anything else it hands to the work item.
  *
  * @rs, if not NULL, collects the QPs this run sends same-host packets to;
  * its first QP is the one the run set was started for.
  * Return: true if the run left work and the work item must run again.
  */
 static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
-			 struct scire_runset *rs)
+			 struct scire_runset *rs, bool bh)
 {
 	unsigned int budget = SCIRE_QP_RX_BUDGET;
 	enum ib_qp_state state;
 	struct sk_buff *skb;
-	unsigned int noio;
+	unsigned int noio = 0;
 	bool req_active;
 	bool more = false;
+	bool locked;
 
 	/*
 	 * Block ULPs (nvme-rdma) may need this QP to make progress for
 	 * writeback: packet and CQE allocations here must not recurse into
-	 * I/O reclaim, or the worker could wait on itself.
+	 * I/O reclaim, or the worker could wait on itself. A softirq run
+	 * allocates atomically, and must not change the flags of the task
+	 * it interrupted.
 	 */
-	noio = memalloc_noio_save();
-	if (!mutex_trylock(&qp->work_mutex)) {
-		if (doorbell && READ_ONCE(qp->run_for_peer)) {
-			mutex_lock(&qp->work_mutex);
-		} else {
-			/* Leave it to the holder, unless it has just left. */
-			set_bit(SCIRE_QP_P_KICK, &qp->pending);
-			/* Bit before mutex: pairs with smp_mb() at the end. */
-			smp_mb__after_atomic();
-			if (!mutex_trylock(&qp->work_mutex)) {
+	if (!bh)
+		noio = memalloc_noio_save();
+	locked = scire_qp_run_lock(qp, bh);
+	if (!locked && doorbell && READ_ONCE(qp->run_for_peer)) {
+		mutex_lock(&qp->work_mutex);
+		locked = scire_qp_exec_trylock(qp);
+		if (!locked)
+			mutex_unlock(&qp->work_mutex);
+	}
+	if (!locked) {
+		/* Leave it to the holder, unless it has just left. */
+		set_bit(SCIRE_QP_P_KICK, &qp->pending);
+		/* Bit before the lock: pairs with smp_mb() at the end. */
+		smp_mb__after_atomic();
+		if (!scire_qp_run_lock(qp, bh)) {
+			if (!bh)
 				memalloc_noio_restore(noio);
-				return false;
-			}
+			return false;
 		}
+	}
+	state = READ_ONCE(qp->state);
+	if (bh && ((state != IB_QPS_RTR && state != IB_QPS_RTS &&
+		    state != IB_QPS_SQD) || qp->req.local)) {
+		/* The caller kicks the work item, which runs it instead. */
+		scire_qp_run_unlock(qp, bh);
+		return true;
 	}
 	clear_bit(SCIRE_QP_P_KICK, &qp->pending);
 	/* Kicks from here on are seen after the run (see the end). */
 	smp_mb__after_atomic();
+	qp->run_atomic = bh;
 	if (rs) {
 		qp->runset = rs;
 		WRITE_ONCE(qp->run_task, current);
 		WRITE_ONCE(qp->run_for_peer, rs->qp[0] != qp);
 	}
-	state = READ_ONCE(qp->state);
 	switch (state) {
 	case IB_QPS_ERR:
 		scire_qp_flush(qp);
@@ -748,15 +897,38 @@ out:
 	WRITE_ONCE(qp->run_task, NULL);
 	WRITE_ONCE(qp->run_for_peer, false);
 	qp->runset = NULL;
-	mutex_unlock(&qp->work_mutex);
-	memalloc_noio_restore(noio);
+	qp->run_atomic = false;
+	scire_qp_run_unlock(qp, bh);
+	if (!bh)
+		memalloc_noio_restore(noio);
 	/*
-	 * Whoever failed to take work_mutex meanwhile set KICK before trying:
-	 * the barrier orders the unlock before the look at it, so either we
-	 * see the bit or they saw the mutex free.
+	 * Whoever failed to take the context meanwhile set KICK before
+	 * trying: the barrier orders the unlock before the look at it, so
+	 * either we see the bit or they saw the context free.
 	 */
 	smp_mb();
 	return more || test_bit(SCIRE_QP_P_KICK, &qp->pending);
+}
+
+/*
+ * Run @qp (@doorbell, @bh as scire_qp_run()) without a run set, and again
+ * while work was left to this run meanwhile: a reply to what it sent, or
+ * the peer's next request, often comes back through the loopback or a
+ * softirq while it runs and finds it busy. Taking that here, a few times
+ * at most, is what spares a work item wakeup per packet; the rest is
+ * kicked.
+ */
+static void scire_qp_run_again(struct scire_qp *qp, bool doorbell, bool bh)
+{
+	unsigned int runs = 0;
+	bool more;
+
+	do
+		more = scire_qp_run(qp, doorbell, NULL, bh);
+	while (more && ++runs < SCIRE_QP_RUN_AGAIN &&
+	       test_bit(SCIRE_QP_P_KICK, &qp->pending));
+	if (more)
+		scire_qp_kick(qp);
 }
 
 /*
@@ -773,8 +945,7 @@ static void scire_qp_run_all(struct scire_qp *qp, bool doorbell)
 
 	/* A work item may run while destroy_qp waits for the last reference. */
 	if (!READ_ONCE(scire_fast_path) || !refcount_inc_not_zero(&qp->ref)) {
-		if (scire_qp_run(qp, doorbell, NULL))
-			scire_qp_kick(qp);
+		scire_qp_run_again(qp, doorbell, false);
 		return;
 	}
 	rs.qp[rs.tail++] = qp;
@@ -783,7 +954,8 @@ static void scire_qp_run_all(struct scire_qp *qp, bool doorbell)
 		bool more = true;
 
 		if (rs.runs++ < SCIRE_RUNSET_MAX_RUNS)
-			more = scire_qp_run(next, doorbell && next == qp, &rs);
+			more = scire_qp_run(next, doorbell && next == qp, &rs,
+					    false);
 		if (more)
 			scire_qp_kick(next);
 		scire_qp_put(next);
@@ -798,11 +970,14 @@ static void scire_qp_work(struct work_struct *work)
 }
 
 /*
- * Stop everything that runs on its own: publish RESET, so later runs of the
- * work item drop what they find and leave the requester alone, wait for a
- * run in progress, send the ACK an RC responder still owes for what it has
- * completed (scire_resp_stop_ack()), then stop the requester's timers
- * (which nothing can arm again).
+ * Stop everything that runs on its own: publish RESET, so later runs drop
+ * what they find and leave the requester alone (a softirq run hands a QP
+ * in RESET to the work item), wait for a run in progress wherever it runs
+ * (the work item, a doorbell, a softirq), send the ACK an RC responder
+ * still owes for what it has completed (scire_resp_stop_ack()), then stop
+ * the requester's timers, which nothing can arm again: a run that read the
+ * old state may still be sending and arming the retransmit timer until it
+ * lets go of the context.
  */
 static void scire_qp_stop(struct scire_qp *qp)
 {
@@ -815,12 +990,18 @@ static void scire_qp_stop(struct scire_qp *qp)
 	qp->sq_draining = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
+	mutex_lock(&qp->work_mutex);
+	scire_qp_exec_lock(qp);
+	scire_qp_exec_unlock(qp);
+	mutex_unlock(&qp->work_mutex);
 	cancel_work_sync(&qp->work);
 	if (qp->ibqp.qp_type == IB_QPT_RC &&
 	    (was == IB_QPS_RTR || was == IB_QPS_RTS || was == IB_QPS_SQD ||
 	     was == IB_QPS_SQE)) {
 		mutex_lock(&qp->work_mutex);
+		scire_qp_exec_lock(qp);
 		scire_resp_stop_ack(qp);
+		scire_qp_exec_unlock(qp);
 		mutex_unlock(&qp->work_mutex);
 	}
 	scire_req_stop(qp);
@@ -832,6 +1013,7 @@ static void scire_qp_reset(struct scire_qp *qp)
 	scire_qp_stop(qp);
 
 	mutex_lock(&qp->work_mutex);
+	scire_qp_exec_lock(qp);
 	skb_queue_purge(&qp->rxq);
 	scire_req_reset(qp);
 	scire_resp_reset(qp);
@@ -845,6 +1027,7 @@ static void scire_qp_reset(struct scire_qp *qp)
 	qp->last_wqe_reached = false;
 	qp->resp_live = false;
 	qp->req_live = false;
+	scire_qp_exec_unlock(qp);
 	mutex_unlock(&qp->work_mutex);
 }
 
@@ -951,6 +1134,7 @@ static int scire_qp_transition(struct scire_qp *qp,
 	int ret = 0;
 
 	mutex_lock(&qp->work_mutex);
+	scire_qp_exec_lock(qp);
 	/*
 	 * IBA 10.3: attributes may change in SQD only once the SQ has
 	 * drained. sq_draining is only cleared by the work item, which is
@@ -997,6 +1181,7 @@ static int scire_qp_transition(struct scire_qp *qp,
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 unlock:
+	scire_qp_exec_unlock(qp);
 	mutex_unlock(&qp->work_mutex);
 
 	/*

@@ -754,7 +754,7 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 
 again:
 	skb = scire_pkt_alloc(qp, av, oi->hdr_len + (frags ? 0 : paylen + pad),
-			      GFP_KERNEL);
+			      scire_qp_gfp(qp));
 	if (!skb)
 		return -ENOMEM;
 	scire_bth_init((struct scire_bth *)skb->data, opcode, se, pad,
@@ -1000,7 +1000,8 @@ static bool scire_req_sending(struct scire_qp *qp)
  * WQE
  * is started, and SQ_DRAINED is reported once nothing is outstanding.
  *
- * Context: the QP's worker (process context; allocates with GFP_KERNEL).
+ * Context: the QP's execution context: process context, or a softirq run
+ * (allocations use scire_qp_gfp(), so neither sleeps there).
  * Return: true if the budget ran out or memory was short and the worker
  * should call again; false when the requester waits for the peer, a timer
  * or new WQEs (each of which kicks the worker).

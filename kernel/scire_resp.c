@@ -95,7 +95,7 @@ static void scire_resp_send_ack(struct scire_qp *qp, u8 opcode, u8 syndrome,
 	struct sk_buff *skb;
 
 	skb = scire_pkt_alloc(qp, &qp->av, scire_opcode[opcode].hdr_len,
-			      GFP_KERNEL);
+			      scire_qp_gfp(qp));
 	if (!skb)
 		return;	/* lost like any packet; the requester times out */
 	scire_bth_init((struct scire_bth *)skb->data, opcode, false, 0,
@@ -663,8 +663,11 @@ static void scire_resp_read_req(struct scire_qp *qp, struct sk_buff *skb)
 
 /*
  * Send up to @budget packets of the READ response in progress. Return: the
- * number sent. A packet that cannot be allocated ends the response early:
- * the requester sees a gap and asks again from there (a duplicate READ).
+ * number sent. A packet that cannot be allocated in a softirq run (which
+ * may not wait for memory) stops the pump with the response still active,
+ * for the work item to go on with; in process context it ends the response
+ * early: the requester sees a gap and asks again from there (a duplicate
+ * READ).
  */
 static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 {
@@ -693,9 +696,10 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 again:
 		skb = scire_pkt_alloc(qp, &qp->av,
 				      scire_opcode[opcode].hdr_len +
-				      (frags ? 0 : chunk + pad), GFP_KERNEL);
+				      (frags ? 0 : chunk + pad), scire_qp_gfp(qp));
 		if (!skb) {
-			rd->active = false;
+			if (!qp->run_atomic)
+				rd->active = false;
 			break;
 		}
 		scire_bth_init((struct scire_bth *)skb->data, opcode, false,
@@ -1177,7 +1181,8 @@ drop:
  * scire_resp_batch_end(). Errors the IBA calls fatal for the QP send a NAK,
  * complete the receive WQE in hand in error and call scire_qp_error().
  *
- * Context: the QP's work item only (process context, may sleep).
+ * Context: the QP's execution context only: process context, or a softirq
+ * run (then nothing sleeps: allocations use scire_qp_gfp()).
  */
 void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 {
@@ -1261,18 +1266,25 @@ enum scire_direct scire_resp_direct(struct scire_qp *qp,
  * PSN that needs it (ACK coalescing, IBA 9.7.5.1). The ACK waits while a
  * READ response is still going out, so it never overtakes one. Must be
  * called after every batch in RTR, RTS, SQD and SQE, even an empty one.
+ * A softirq run short of memory for the READ response leaves the rest to
+ * the work item.
  *
- * Context: the QP's work item only.
+ * Context: the QP's execution context only (scire_resp_rcv()).
  */
 void scire_resp_batch_end(struct scire_qp *qp)
 {
 	struct scire_resp *resp = &qp->resp;
 	u32 budget = SCIRE_RESP_BUDGET;
 	struct sk_buff *skb;
+	u32 sent;
 
 	while (budget && scire_resp_live(qp)) {
 		if (resp->read.active) {
-			budget -= scire_resp_read_pump(qp, budget);
+			sent = scire_resp_read_pump(qp, budget);
+			/* Short of memory in a softirq run: kicked below. */
+			if (!sent && resp->read.active)
+				break;
+			budget -= sent;
 			continue;
 		}
 		skb = __skb_dequeue(&resp->backlog);
@@ -1304,7 +1316,7 @@ void scire_resp_batch_end(struct scire_qp *qp)
  * response is unfinished: the ACK must not overtake it, and the requester
  * has more to wait for anyway.
  *
- * Context: process context, qp->work_mutex held.
+ * Context: process context, qp->work_mutex and the execution context held.
  */
 void scire_resp_stop_ack(struct scire_qp *qp)
 {
