@@ -82,20 +82,23 @@ mods_loaded()
 # the modules left; status 1 then.
 mods_unload_new()
 {
-	local before=$1 left pass m
+	local before=$1 left pass m r unused
 
 	for pass in 1 2 3 4 5 6 7 8; do
 		left=$(mods_loaded | grep -vxF -e "$before")
 		[ -n "$left" ] || return 0
+		# The unused ones, in one rmmod (a program start costs under
+		# TCG); the next pass gets what they used.
+		unused=()
 		for m in $left; do
-			# Only unused ones; the next pass gets what they used.
-			[ "$(cat "/sys/module/$m/refcnt" 2>/dev/null)" = 0 ] && rmmod "$m" 2>/dev/null
+			read -r r <"/sys/module/$m/refcnt" 2>/dev/null && [ "$r" = 0 ] && unused+=("$m")
 		done
+		[ ${#unused[@]} = 0 ] || rmmod "${unused[@]}" 2>/dev/null
 		[ "$pass" -lt 4 ] || sleep 1
 	done
 	left=$(mods_loaded | grep -vxF -e "$before")
 	[ -z "$left" ] && return 0
-	echo "modules still loaded:" "$left"
+	echo "modules still loaded: ${left//$'\n'/ }"
 	return 1
 }
 
