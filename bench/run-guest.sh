@@ -3,9 +3,17 @@
 #
 # The guest half of `make bench`: scripts/bench boots the test VM with
 #
-#   bench/run-guest.sh [--quick]
+#   bench/run-guest.sh [--quick] [--only KEYS]
 #
-# which measures, in this one boot and in this order (so that rdma_rxe and
+# and then the VM pair (scripts/vm --pair) twice, once with rxe on both
+# hosts and once with scire, running on both hosts at once
+#
+#   bench/run-guest.sh [--quick] --pair e|f
+#
+# --only KEYS (a list such as "a b'"): only those configurations (and
+# "memcpy" for the ceiling); the rest print a skip line.
+#
+# The one boot measures, in this order (so that rdma_rxe and
 # a scire device in init_net never both want UDP port 4791 there):
 #
 #   memcpy  guest copy bandwidth (build/bench/memcpy_bw), the ceiling:
@@ -18,10 +26,21 @@
 #   a       rxe0 on eth0 talking to itself (scire0 deleted, rdma_rxe loaded)
 #   d       scireB (netns nsB, perftest client) -> rxeA (init_net, server)
 #           over a veth pair
-#   e       IPoIB: two scire_ib ports over a veth pair (MTU 9000), opensm,
+#   g       IPoIB: two scire_ib ports over a veth pair (MTU 9000), opensm,
 #           ib_ipoib; iperf3 TCP over the veth itself (the ceiling), then
 #           over IPoIB in datagram and in connected mode (rows tcp_veth_bw,
 #           ipoib_ud_bw, ipoib_cm_bw; size: the interface's MTU)
+#
+# and a pair boot (--pair) one of
+#
+#   e       rxe0 on host a's eth0 <-> rxe0 on host b's eth0 (two kernels,
+#           one wire)
+#   f       scire0 on host a's eth0 <-> scire0 on host b's eth0
+#
+# with the perftest server on host a and its client on host b; then (not
+# with --quick) a few cells the other way round, server on b (keys e2,
+# f2). Each run's server and client meet through files in SCIRE_SHARED;
+# the client's host judges the run and prints its line.
 #
 # the perftest RC tools ib_{write,read,send,atomic}_{bw,lat} at each size
 # (atomics: their fixed 8 bytes). In (b) and (c) the SCIF bridge is
@@ -30,7 +49,11 @@
 # scire0) and between node 1 (nsA) and node 2 (nsB) (c), giving the rows
 # scif_writeto_bw, scif_readfrom_bw, scif_send_lat and scif_register
 # (see bench/scif_bench.c); a full run adds ib_{write,read}_bw at 16 MiB
-# there, SCIF's largest size. Every run prints one line on stdout, and
+# there, SCIF's largest size. In (a), (b), (b'), (e) and (f) the tail
+# latency follows the matrix: ib_write_lat and ib_send_lat at 2 B and
+# 4 KiB with TAIL_ITERS iterations, perftest's t_typical (the median),
+# 99% and 99.9% percentiles (quick: one cell in (b) and (f)).
+# Every run prints one line on stdout, and
 # scripts/bench does the arithmetic (medians, ratios):
 #
 #   BENCH info NAME TEXT           a fact about the guest or the arguments
@@ -40,8 +63,10 @@
 #   BENCH run KEY TOOL SIZE VALUE [NOTE]   one good run
 #   BENCH fail KEY TOOL SIZE WHY   one failed run; its output follows as
 #                                  "BENCH| " lines
+#   BENCH tail KEY TOOL SIZE P50 P99 P99.9   one good tail latency run
+#   BENCH tailfail KEY TOOL SIZE WHY         one failed one (as fail)
 #   BENCH note KEY TEXT            e.g. packets seen on the wire
-#   BENCH done SECONDS
+#   BENCH done SECONDS             (a pair boot: BENCH pairdone KEY SECONDS)
 #
 # VALUE: MiB/s (2^20 bytes/s) for *_bw and memcpy, t_typical in usec for
 # *_lat, usec per MiB for scif_register. A failed run is retried until
@@ -58,12 +83,25 @@ export SCIRE_BUILD=${SCIRE_BUILD:-$SCIRE_ROOT/build}
 # shellcheck source=selftests/lib.sh
 . "$SCIRE_ROOT/selftests/lib.sh"
 
-quick=0
-case ${1:-} in
---quick) quick=1 ;;
-"") ;;
-*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-esac
+quick=0 only="" pair_key=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; shift ;;
+	--only) [ $# -ge 2 ] || set -- --usage; only=$2; shift 2 ;;
+	--pair) [ $# -ge 2 ] || set -- --usage; pair_key=$2; shift 2 ;;
+	*) echo "usage: $0 [--quick] [--only KEYS] [--pair e|f]" >&2; exit 2 ;;
+	esac
+done
+case $pair_key in "" | e | f) ;; *) echo "$0: --pair takes e or f" >&2; exit 2 ;; esac
+# On the VM pair, scripts/vm --pair sets these (see scripts/vm-pair).
+SCIRE_HOST=${SCIRE_HOST:-} SCIRE_PEER=${SCIRE_PEER:-} SCIRE_SHARED=${SCIRE_SHARED:-}
+if [ -n "$pair_key" ] && { [ -z "$SCIRE_HOST" ] || [ -z "$SCIRE_SHARED" ]; }; then
+	echo "$0: --pair runs on a VM pair (scripts/vm --pair)" >&2
+	exit 2
+fi
+
+# wanted KEY: is configuration KEY to run (--only)?
+wanted() { [ -z "$only" ] || case " $only " in *" $1 "*) true ;; *) false ;; esac; }
 
 # Every run costs about 3 s besides its measured part under TCG (process
 # start-up, perftest's own sleep(1) after connecting, teardown): with 26
@@ -77,6 +115,7 @@ else
 	RUNS=3 MAX_ATTEMPTS=5 SIZES="2 4096 65536 1048576"
 	SCIF_SIZES="4096 65536 1048576 16777216" SCIF_LAT_ITERS=1000 SCIF_REG_MIB="1 16 64"
 fi
+PAIR_RUNS=1 PAIR_MAX_ATTEMPTS=3
 BW_SECS=1
 BW_TOOLS="ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw"
 LAT_TOOLS="ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat"
@@ -85,8 +124,15 @@ LAT_TOOLS="ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat"
 if [ "$quick" = 1 ]; then
 	BW_TOOLS="ib_write_bw ib_read_bw" LAT_TOOLS="ib_send_lat"
 fi
+# Tail latency: enough iterations that the 99.9% percentile is the 10th
+# worst, not the worst; a quick run keeps one cell of it working.
+TAIL_ITERS=10000 TAIL_TOOLS="ib_write_lat ib_send_lat" TAIL_SIZES="2 4096"
+if [ "$quick" = 1 ]; then
+	TAIL_TOOLS=ib_write_lat TAIL_SIZES=2
+fi
 # Per run, server and client; a hung run costs this much, then the next.
-RUN_TIMEOUT=60
+# A tail run has 100 times the iterations of a matrix one.
+RUN_TIMEOUT=60 TAIL_TIMEOUT=120
 # After this many timed-out runs in a row a configuration is given up: a
 # device that hangs every run would otherwise cost hours.
 MAX_TIMEOUTS=4
@@ -113,6 +159,8 @@ bw_args() { echo "-F -D $BW_SECS -f 0"; }
 lat_args() { echo "-F -n $(lat_iters "$1")"; }
 
 say() { printf 'BENCH %s\n' "$*"; }
+# On the VM pair, what is said once is said by host a.
+say_a() { [ -z "$PAIR_DIR" ] || [ "$SCIRE_HOST" = a ] && say "$@"; }
 
 # The server's and client's sides of the current configuration.
 S_NS="" S_DEV="" S_GID="" S_IP="" C_NS="" C_DEV="" C_GID=""
@@ -156,12 +204,12 @@ listening()
 # exits 2 if a side timed out, 1 otherwise.
 pair()
 {
-	local tool=$1 spid src crc i
+	local tool=$1 tmo=$TMO spid src crc i
 	local -a srv cli
 
 	shift
-	srv=(timeout -k 5 "$RUN_TIMEOUT" "$tool" -d "$S_DEV" -x "$S_GID" -p "$PORT" "$@")
-	cli=(timeout -k 5 "$RUN_TIMEOUT" "$tool" -d "$C_DEV" -x "$C_GID" -p "$PORT" "$@" "$S_IP")
+	srv=(timeout -k 5 "$tmo" "$tool" -d "$S_DEV" -x "$S_GID" -p "$PORT" "$@")
+	cli=(timeout -k 5 "$tmo" "$tool" -d "$C_DEV" -x "$C_GID" -p "$PORT" "$@" "$S_IP")
 	# Not through in_ns: $! must be timeout itself (ip netns exec
 	# execs it) so that /proc/$!/net is the server's namespace.
 	if [ -n "$S_NS" ]; then
@@ -192,58 +240,226 @@ pair()
 	wait "$spid"
 	src=$?
 	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
-	echo "server exit status $src, client exit status $crc (124, 137: timed out after ${RUN_TIMEOUT}s)"
+	echo "server exit status $src, client exit status $crc (124, 137: timed out after ${tmo}s)"
 	case " $src $crc " in
 	*" 124 "* | *" 137 "*) return 2 ;;
 	esac
 	return 1
 }
 
-# one_run KEY TOOL SIZE: one server/client run between the current sides;
-# prints a BENCH run or BENCH fail line; exit status 0 if it was good.
+# --- the VM pair: a run's two sides on two hosts ----------------------
+#
+# Both hosts run the same sequence of runs; run N's files in $PAIR_DIR
+# (on SCIRE_SHARED) carry what one side must know of the other:
+#
+#   N.ready    server host: "ok" once its server listens, else why not
+#   N.cstat    client host: the client's exit status ("-": not run)
+#   N.server   server host: the server's output, then
+#   N.sstat    its exit status
+#   N.verdict  client host: one_run's status (0 good, 1 failed, 2 timed
+#              out), so that both hosts retry and give up alike
+#
+# A file is written under another name and renamed, so that it is never
+# seen half written.
+
+PAIR_DIR="" PAIR_SRV=a RUN_N=0
+
+# put NAME TEXT: publish file NAME of the current run.
+put()
+{
+	printf '%s\n' "$2" >"$PAIR_DIR/$RUN_N.$1.tmp" && mv "$PAIR_DIR/$RUN_N.$1.tmp" "$PAIR_DIR/$RUN_N.$1"
+}
+
+# await NAME SECS: wait for file NAME of the current run; print its text.
+await()
+{
+	local f=$PAIR_DIR/$RUN_N.$1 i
+
+	for ((i = 0; i < $2 * 20; i++)); do
+		if [ -e "$f" ]; then
+			cat "$f"
+			return 0
+		fi
+		nap 0.05
+	done
+	return 1
+}
+
+# psync NAME: return once the other host reached psync NAME too (10 min
+# at most: a pair boot's setup steps can be slow on a busy machine).
+psync()
+{
+	local other i
+
+	other=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
+	touch "$PAIR_DIR/sync.$1.$SCIRE_HOST" || return 1
+	for ((i = 0; i < 6000; i++)); do
+		[ -e "$PAIR_DIR/sync.$1.$other" ] && return 0
+		nap 0.1
+	done
+	return 1
+}
+
+# is_client: does this host run the client of the current run (and so
+# judge it and print its line)? Always, on one host.
+is_client() { [ -z "$PAIR_DIR" ] || [ "$SCIRE_HOST" != "$PAIR_SRV" ]; }
+
+# duo TOOL ARG...: pair's counterpart on the VM pair, run on both hosts:
+# the server on host PAIR_SRV (this host's device, GID and port $PORT),
+# the client on the other towards SCIRE_PEER. On the client's host: the
+# outputs in $scratch/{client,server} and pair's exit status and words.
+# On the server's host: nothing to say, status 0.
+duo()
+{
+	local tool=$1 tmo=$TMO spid src crc i r
+
+	shift
+	if ! is_client; then
+		timeout -k 5 "$tmo" "$tool" -d "$DEV" -x "$GID" -p "$PORT" "$@" >"$scratch/server" 2>&1 &
+		spid=$!
+		for ((i = 0; i < 600; i++)); do
+			listening "$spid" "$PORT" && break
+			kill -0 "$spid" 2>/dev/null || break
+			nap 0.05
+		done
+		if listening "$spid" "$PORT"; then
+			put ready ok
+			crc=$(await cstat $((tmo + 60))) || crc=none
+		else
+			put ready "the server did not listen on TCP port $PORT"
+			crc=-
+		fi
+		# A server whose client failed may wait for it for good.
+		if [ "$crc" != 0 ]; then
+			for ((i = 0; i < 100; i++)); do
+				kill -0 "$spid" 2>/dev/null || break
+				nap 0.05
+			done
+		fi
+		[ "$crc" = 0 ] || kill "$spid" 2>/dev/null
+		wait "$spid"
+		src=$?
+		cp "$scratch/server" "$PAIR_DIR/$RUN_N.server.tmp" && mv "$PAIR_DIR/$RUN_N.server.tmp" "$PAIR_DIR/$RUN_N.server"
+		put sstat "$src"
+		return 0
+	fi
+	if ! r=$(await ready $((tmo + 60))); then
+		r="host $PAIR_SRV never said whether its server listens"
+	fi
+	if [ "$r" = ok ]; then
+		timeout -k 5 "$tmo" "$tool" -d "$DEV" -x "$GID" -p "$PORT" "$@" "$SCIRE_PEER" >"$scratch/client" 2>&1
+		crc=$?
+	else
+		: >"$scratch/client"
+		crc=-
+	fi
+	put cstat "$crc"
+	src=$(await sstat $((tmo + 60))) || src="none (host $PAIR_SRV never reported it)"
+	cp "$PAIR_DIR/$RUN_N.server" "$scratch/server" 2>/dev/null || : >"$scratch/server"
+	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
+	[ "$r" = ok ] || echo "$r; "
+	# Is the wire still there? (A run that wedged a device may have
+	# stopped a host's network too.)
+	ping -c 1 -W 2 "$SCIRE_PEER" >/dev/null 2>&1 || echo "host $PAIR_SRV does not answer ping now; "
+	echo "server exit status $src, client exit status $crc (124, 137: timed out after ${tmo}s)"
+	case " $src $crc " in
+	*" 124 "* | *" 137 "*) return 2 ;;
+	esac
+	return 1
+}
+
+# tail_value TOOL SIZE OUTPUT: "P50 P99 P99.9" from a lat client's
+# OUTPUT ("#bytes #iterations t_min t_max t_typical t_avg t_stdev
+# 99% 99.9%"), or why not (exit status 1).
+tail_value()
+{
+	perftest_value "$1" "$2" 0 "$3" >/dev/null || { perftest_value "$1" "$2" 0 "$3"; return 1; }
+	awk -v size="$2" '
+	$1 == size && $2 ~ /^[0-9]+$/ && NF >= 9 { v = $5 " " $8 " " $9 }
+	END {
+		if (v == "") {
+			print "no percentile columns in the result line"
+			exit 1
+		}
+		print v
+	}' <<<"$3"
+}
+
+# one_run KEY TOOL SIZE [tail]: one server/client run between the current
+# sides (on the VM pair: between the hosts, server on PAIR_SRV); "tail": a
+# lat tool with TAIL_ITERS iterations, for its percentiles. Prints a BENCH
+# run or fail line (tail or tailfail); exit status 0 if it was good, 2 if
+# it timed out, 1 otherwise.
 one_run()
 {
-	local key=$1 tool=$2 size=$3 why val rc
+	local key=$1 tool=$2 size=$3 mode=${4:-} why val rc run=run fail=fail
 	local -a args
 
-	PORT=$((PORT + 1))
+	PORT=$((PORT + 1)) RUN_N=$((RUN_N + 1))
 	case $tool in
 	*_bw) read -ra args <<<"$(bw_args)" ;;
 	*) read -ra args <<<"$(lat_args "$size")" ;;
 	esac
+	TMO=$RUN_TIMEOUT
+	if [ "$mode" = tail ]; then
+		args=(-F -n "$TAIL_ITERS") run=tail fail=tailfail TMO=$TAIL_TIMEOUT
+	fi
 	case $tool in
 	ib_atomic_*) ;;
 	*) args+=(-s "$size") ;;
 	esac
-	why=$(pair "$tool" "${args[@]}")
+	if [ -n "$PAIR_DIR" ]; then
+		why=$(duo "$tool" "${args[@]}")
+	else
+		why=$(pair "$tool" "${args[@]}")
+	fi
 	rc=$?
+	why=${why//$'\n'/}
+	if ! is_client; then
+		rc=$(await verdict $((TMO + 120))) || rc=1
+	elif [ "$rc" = 0 ]; then
+		if [ "$mode" = tail ]; then
+			val=$(tail_value "$tool" "$size" "$(cat "$scratch/client")")
+		else
+			val=$(perftest_value "$tool" "$size" "$BW_SECS" "$(cat "$scratch/client")")
+		fi
+		rc=$?
+	fi
 	if [ "$rc" = 2 ]; then
 		TIMEOUTS=$((TIMEOUTS + 1))
 	else
 		TIMEOUTS=0
 	fi
-	if [ "$rc" = 0 ] && val=$(perftest_value "$tool" "$size" "$BW_SECS" "$(cat "$scratch/client")"); then
-		say "run $key $tool $size $val"
+	is_client || return "$rc"
+	[ -z "$PAIR_DIR" ] || put verdict "$rc"
+	if [ "$rc" = 0 ]; then
+		say "$run $key $tool $size $val"
 		return 0
 	fi
-	say "fail $key $tool $size ${why:-$val}"
+	say "$fail $key $tool $size ${why:-$val}"
 	{
-		echo "server: $tool -d $S_DEV -x $S_GID -p $PORT ${args[*]} (netns ${S_NS:-init_net})"
-		cat "$scratch/server"
-		echo "client: $tool -d $C_DEV -x $C_GID -p $PORT ${args[*]} $S_IP (netns ${C_NS:-init_net})"
+		if [ -n "$PAIR_DIR" ]; then
+			echo "server: $tool -d DEV -x GID -p $PORT ${args[*]} (on host $PAIR_SRV)"
+			cat "$scratch/server"
+			echo "client: $tool -d $DEV -x $GID -p $PORT ${args[*]} $SCIRE_PEER (on host $SCIRE_HOST)"
+		else
+			echo "server: $tool -d $S_DEV -x $S_GID -p $PORT ${args[*]} (netns ${S_NS:-init_net})"
+			cat "$scratch/server"
+			echo "client: $tool -d $C_DEV -x $C_GID -p $PORT ${args[*]} $S_IP (netns ${C_NS:-init_net})"
+		fi
 		cat "$scratch/client"
 	} | sed 's/^/BENCH| /'
-	return 1
+	return "$rc"
 }
 
-# cell KEY TOOL SIZE: RUNS good runs, MAX_ATTEMPTS tries at most.
+# cell KEY TOOL SIZE [tail]: RUNS good runs, MAX_ATTEMPTS tries at most.
 cell()
 {
 	local good=0 try
 
 	for ((try = 1; try <= MAX_ATTEMPTS && good < RUNS; try++)); do
 		if [ "$TIMEOUTS" -ge "$MAX_TIMEOUTS" ]; then
-			say "fail $1 $2 $3 not run: the last $TIMEOUTS runs of ($1) timed out"
+			is_client && say "$([ "${4:-}" = tail ] && echo tailfail || echo fail) $1 $2 $3 not run: the last $TIMEOUTS runs of ($1) timed out"
 			return
 		fi
 		one_run "$@" && good=$((good + 1))
@@ -262,7 +478,27 @@ matrix()
 		*) for size in $SIZES; do cell "$key" "$tool" "$size"; done ;;
 		esac
 	done
-	say "note $key matrix took $((SECONDS - start)) s"
+	say_a "note $key matrix took $((SECONDS - start)) s"
+}
+
+# tails KEY: the tail latency cells between the current sides, RUNS good
+# runs each on one host; on the VM pair, where a run of TAIL_ITERS round
+# trips lasts tens of seconds, one (its 10,000 samples are the point).
+tails()
+{
+	local key=$1 tool size start=$SECONDS RUNS=$RUNS
+
+	# A quick run keeps the code working in one column a boot.
+	[ "$quick" = 0 ] || [ "$key" = b ] || [ "$key" = f ] || return 0
+	[ -z "$PAIR_DIR" ] || RUNS=1
+	say_a "info tail_runs_$key $RUNS"
+	TIMEOUTS=0
+	for tool in $TAIL_TOOLS; do
+		for size in $TAIL_SIZES; do
+			cell "$key" "$tool" "$size" tail
+		done
+	done
+	say_a "note $key tail latency (-n $TAIL_ITERS) took $((SECONDS - start)) s"
 }
 
 # --- SCIF ------------------------------------------------------------
@@ -423,6 +659,69 @@ delta()
 	esac
 }
 
+# eth0_tx: packets eth0 sent so far.
+eth0_tx() { cat /sys/class/net/eth0/statistics/tx_packets 2>/dev/null || echo "?"; }
+
+# pair_main: --pair KEY, on both hosts of the VM pair at once.
+pair_main()
+{
+	local key=$pair_key t0=$SECONDS t0r kind tx0 dev_line tool
+
+	kind=$([ "$key" = e ] && echo rxe || echo scire)
+	PAIR_DIR=$SCIRE_SHARED/bench-$key
+	mkdir -p "$PAIR_DIR" || { echo "cannot make $PAIR_DIR" >&2; exit 1; }
+	dev_line="${kind}0 on eth0 of host a (192.168.78.1, perftest server) <-> ${kind}0 on eth0 of host b (192.168.78.2, client): two VMs booted for this ($(nproc) vCPU each, the same kernel), their eth0s joined by a qemu stream netdev (lossless), MTU 9000"
+	say_a "config $key ($key) $kind pair|$dev_line"
+	say_a "info pair_$key $(uname -r), $(nproc) vCPU(s), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo) per host"
+	say_a "info tail_iters $TAIL_ITERS"
+	# A run across the pair costs about 10 s under TCG (rxe more than
+	# scire): the full matrix once, not three times, keeps the two pair
+	# boots within the bench's time.
+	[ "$quick" = 1 ] || RUNS=$PAIR_RUNS MAX_ATTEMPTS=$PAIR_MAX_ATTEMPTS
+	say_a "info runs_$key $RUNS"
+	say_a "info runs_${key}2 $RUNS"
+	say_a "info max_attempts_$key $MAX_ATTEMPTS"
+	DEV=$(rdma link show | awk '/ netdev eth0( |$)/ { sub("/.*", "", $2); print $2; exit }')
+	if [ "$DEV" != "${kind}0" ]; then
+		say_a "setupfail $key host $SCIRE_HOST has ${DEV:-no RDMA device} on eth0, not ${kind}0"
+		exit 0
+	fi
+	if ! GID=$(need_dev_gid "$DEV" 2>&1); then
+		say "setupfail $key host $SCIRE_HOST: $GID"
+		exit 0
+	fi
+	if ! psync start; then
+		say "setupfail $key host $SCIRE_HOST: the other host never started"
+		exit 0
+	fi
+
+	PAIR_SRV=a
+	tx0=$(eth0_tx)
+	matrix "$key"
+	say "note $key host $SCIRE_HOST's eth0 sent $(delta "$tx0" "$(eth0_tx)") packets during the matrix"
+	tails "$key"
+
+	# The other way round: a few cells, the ones the targets name (quick:
+	# one, to keep it working).
+	say_a "config ${key}2 (${key}2) $kind pair, server on b|as ($key), with the perftest server on host b and its client on host a"
+	PAIR_SRV=b
+	t0r=$SECONDS
+	TIMEOUTS=0
+	for tool in ib_write_bw ib_read_bw; do
+		cell "${key}2" "$tool" 65536
+		[ "$quick" = 0 ] || break
+	done
+	if [ "$quick" = 0 ]; then
+		for tool in ib_write_lat ib_send_lat; do
+			cell "${key}2" "$tool" 2
+		done
+	fi
+	say_a "note ${key}2 took $((SECONDS - t0r)) s"
+	psync end || say "note $key host $SCIRE_HOST: the other host never reached the end"
+	say_a "pairdone $key $((SECONDS - t0))"
+	rm -rf "$scratch"
+}
+
 # All of the run is in main(): bash reads a script as it runs it, and a
 # full run lasts about 25 minutes, during which this file may change.
 main()
@@ -439,6 +738,7 @@ main()
 	say "info bw_args $(bw_args) -s SIZE"
 	say "info lat_args -F -n N -s SIZE (N: $(for s in $SIZES; do printf '%s at %s B, ' "$(lat_iters "$s")" "$s"; done | sed 's/, $//'))"
 	say "info scif_args $(scif_args)"
+	say "info tail_iters $TAIL_ITERS"
 	say "info scire_ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
 	if [ -e "$FAST_PATH" ]; then
 		say "info fast_path $(cat "$FAST_PATH")"
@@ -454,7 +754,9 @@ main()
 	say "config memcpy guest memcpy|memcpy_bw, one thread, 2 x 128 MiB buffers, 1 s per chunk size"
 	say "info cpuflags $(grep -o -w -E 'fsrm|erms|rep_good|avx2|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 	mbw=$SCIRE_BUILD/bench/memcpy_bw
-	for ((i = 0; i < RUNS; i++)); do
+	mruns=$RUNS
+	wanted memcpy || { mruns=0; say "skip memcpy not among --only $only"; }
+	for ((i = 0; i < mruns; i++)); do
 		for how in memcpy repmovsb repmovsq movq; do
 			if [ -x "$mbw" ] && out=$("$mbw" -m "$how" -t 1 4K 64K 1M 2>&1); then
 				awk '{ print "BENCH run memcpy " $1 " " $2 " " $3 }' <<<"$out"
@@ -471,22 +773,31 @@ main()
 	# --- (b) and (b'): scire0 talking to itself -------------------
 
 	say "config b (b) scire self|scire0 on eth0 (192.168.77.2), server and client on the same device"
-	if ! rdma_has scire0; then
+	if ! wanted b && ! wanted "b'"; then
+		say "skip b not among --only $only"
+	elif ! rdma_has scire0; then
 		say "setupfail b scire0 does not exist (is scire loaded?)"
 	elif ! gid=$(need_dev_gid scire0 2>&1); then
 		say "setupfail b $gid"
 	else
 		sides "" scire0 "$gid" 127.0.0.1 "" scire0 "$gid"
-		tx0=$(counter scire0 tx_packets)
-		matrix b
-		say "note b scire0 tx_packets during (b): $(delta "$tx0" "$(counter scire0 tx_packets)")"
-		perftest_for_scif b
-		# SCIF node 0 (no node table) talks to itself through scire0.
-		scif b "" "" 0
+		if wanted b; then
+			tx0=$(counter scire0 tx_packets)
+			matrix b
+			say "note b scire0 tx_packets during (b): $(delta "$tx0" "$(counter scire0 tx_packets)")"
+			tails b
+			perftest_for_scif b
+			# SCIF node 0 (no node table) talks to itself through scire0.
+			scif b "" "" 0
+		else
+			say "skip b not among --only $only"
+		fi
 
 		say "config b' (b') scire self, wire path|as (b), with scire's fast_path module parameter at 0"
 		if [ "$quick" = 1 ]; then
 			say "skip b' not in a quick run"
+		elif ! wanted "b'"; then
+			say "skip b' not among --only $only"
 		elif [ ! -w "$FAST_PATH" ]; then
 			say "skip b' scire has no writable $FAST_PATH"
 		else
@@ -495,6 +806,7 @@ main()
 				tx0=$(counter scire0 tx_packets)
 				matrix "b'"
 				say "note b' scire0 tx_packets during (b'): $(delta "$tx0" "$(counter scire0 tx_packets)")"
+				tails "b'"
 			else
 				say "setupfail b' cannot write 0 to $FAST_PATH"
 			fi
@@ -507,7 +819,8 @@ main()
 	# A configuration that needs a topology runs in a subshell: lib.sh's topo_*
 	# helpers exit on error, and its EXIT trap tears down whatever was set up.
 	say "config c (c) scire-scire veth|scireA on vethA (netns nsA, 10.77.0.1, server) <-> scireB on vethB (netns nsB, 10.77.0.2, client), MTU 9000"
-	(
+	wanted c || say "skip c not among --only $only"
+	wanted c && (
 		err=$(mktemp)
 		ready=0
 		on_exit()
@@ -540,15 +853,16 @@ main()
 		fi
 	)
 
-	# --- (e): IPoIB over two scire_ib ports -----------------------
+	# --- (g): IPoIB over two scire_ib ports -----------------------
 
-	say "config e (e) IPoIB|sib0 on $IB_IF_A (init_net, iperf3 client) <-> sib1 on $IB_IF_B (netns $IB_NS, iperf3 server) over a veth pair, MTU 9000, opensm on sib0; iperf3 TCP (\`-t $BW_SECS\`, one stream; MiB/s received) over the veth's own addresses (tcp_veth_bw: the ceiling), then over IPoIB in datagram mode (ipoib_ud_bw, MTU 2044) and connected mode (ipoib_cm_bw, MTU 65520)"
-	(
+	say "config g (g) IPoIB|sib0 on $IB_IF_A (init_net, iperf3 client) <-> sib1 on $IB_IF_B (netns $IB_NS, iperf3 server) over a veth pair, MTU 9000, opensm on sib0; iperf3 TCP (\`-t $BW_SECS\`, one stream; MiB/s received) over the veth's own addresses (tcp_veth_bw: the ceiling), then over IPoIB in datagram mode (ipoib_ud_bw, MTU 2044) and connected mode (ipoib_cm_bw, MTU 65520)"
+	wanted g || say "skip g not among --only $only"
+	wanted g && (
 		err=$(mktemp)
 		ready=0 osm=''
 		on_exit()
 		{
-			[ "$ready" = 1 ] || say "setupfail e $(tr '\n' ' ' <"$err")"
+			[ "$ready" = 1 ] || say "setupfail g $(tr '\n' ' ' <"$err")"
 			[ -z "$osm" ] || kill "$osm" 2>/dev/null
 			modprobe -r ib_ipoib 2>/dev/null
 			ib_link_teardown >/dev/null 2>&1
@@ -574,14 +888,14 @@ main()
 		wait_for 30 ipoib_carrier "" "$ia" && wait_for 30 ipoib_carrier "$IB_NS" "$ib" ||
 			{ echo "IPoIB got no carrier (broadcast group not joined)" >"$err"; exit 1; }
 		ready=1
-		iperf_cell e tcp_veth_bw 9000 "$IB_IP_B"
-		iperf_cell e ipoib_ud_bw 2044 10.92.0.2
+		iperf_cell g tcp_veth_bw 9000 "$IB_IP_B"
+		iperf_cell g ipoib_ud_bw 2044 10.92.0.2
 		if echo connected >"/sys/class/net/$ia/mode" &&
 			in_ns "$IB_NS" sh -c "echo connected >/sys/class/net/$ib/mode" &&
 			ip link set "$ia" mtu 65520 && in_ns "$IB_NS" ip link set "$ib" mtu 65520; then
-			iperf_cell e ipoib_cm_bw 65520 10.92.0.2
+			iperf_cell g ipoib_cm_bw 65520 10.92.0.2
 		else
-			say "fail e ipoib_cm_bw 65520 cannot switch to connected mode with MTU 65520"
+			say "fail g ipoib_cm_bw 65520 cannot switch to connected mode with MTU 65520"
 		fi
 	)
 
@@ -589,7 +903,9 @@ main()
 
 	say "config a (a) rxe self|rxe0 on eth0 (192.168.77.2), server and client on the same device; scire0 deleted first"
 	say "config d (d) scire-rxe veth|rxeA on vrxe (init_net, 10.77.0.1, server) <- scireB on vsci (netns nsB, 10.77.0.2, client), MTU 9000"
-	(
+	wanted a || say "skip a not among --only $only"
+	wanted d || say "skip d not among --only $only"
+	{ wanted a || wanted d; } && (
 		err=$(mktemp)
 		scire0_deleted=0 rxe_loaded=0
 		on_exit()
@@ -624,13 +940,16 @@ main()
 			rxe_loaded=1
 		fi
 
-		if ! out=$(timeout 60 rdma link add rxe0 type rxe netdev eth0 2>&1); then
+		if ! wanted a; then
+			:
+		elif ! out=$(timeout 60 rdma link add rxe0 type rxe netdev eth0 2>&1); then
 			say "setupfail a rdma link add rxe0 type rxe netdev eth0: $out"
 		elif ! gid=$(need_dev_gid rxe0 2>&1); then
 			say "setupfail a $gid"
 		else
 			sides "" rxe0 "$gid" 127.0.0.1 "" rxe0 "$gid"
 			matrix a
+			tails a
 		fi
 		if rdma_has rxe0 && ! out=$(timeout 60 rdma link delete rxe0 2>&1); then
 			say "note a rdma link delete rxe0: $out"
@@ -638,7 +957,7 @@ main()
 
 		# topo_rxe_scire exits on error: a subshell of its own. It finds
 		# scire0 gone and rdma_rxe loaded, so undoing that stays ours.
-		(
+		wanted d && (
 			ready=0
 			topo_exit()
 			{
@@ -660,4 +979,4 @@ main()
 }
 
 # One line: nothing after it is read, whatever the file holds by then.
-main "$@"; exit 0
+if [ -n "$pair_key" ]; then pair_main; else main; fi; exit 0

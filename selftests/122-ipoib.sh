@@ -41,7 +41,7 @@ trap cleanup EXIT
 
 # tcp_both LABEL: 8 MiB of random bytes over TCP from a to b and from b
 # to a, byte count and SHA-256 compared. (iperf3's rates are make bench's
-# column (e); its own received count may miss the last bytes in flight
+# column (g); its own received count may miss the last bytes in flight
 # when the client ends the test, so it would not be the check.)
 tcp_both()
 {
