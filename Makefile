@@ -151,7 +151,8 @@ demo:
 
 # The benchmark matrix (scripts/bench) in one VM boot, rxe and scire side by
 # side, then across the VM pair, rxe to rxe and scire to scire; needs `make`
-# first. QUICK=1: one run per cell, one size, no pair, a few minutes. BENCH_OUT: where the markdown goes; the full run's default,
+# first. QUICK=1: one run per cell, one size, no pair, a few minutes.
+# BENCH_OUT: where the markdown goes; the full run's default,
 # bench/results.md, is committed, so a quick run writes elsewhere.
 QUICK		?=
 bench_quick	:= $(filter 1 y yes,$(QUICK))
