@@ -138,20 +138,11 @@ proc=$(cat "/sys/class/scsi_host/host$host/proc_name")
 wait_for 20 scsi_disk_of_host "$host" || { show_kmsg; fail "no disk on SCSI host $host 20 s after login"; }
 disk=$(scsi_disk_of_host "$host")
 echo "logged in over iSER: SCSI host $host ($proc), disk $disk ($((SECONDS - t0)) s in)"
-for m in ib_iser ib_isert; do
-	qp=$(ulp_cm_qps "$dev" "$m") || fail "$m has no QP on $dev: $(rdma resource show cm_id dev "$dev")"
-	echo "$m: $qp"
-done
+ulp_qps_on "$dev" ib_iser ib_isert
 
 # --- I/O -------------------------------------------------------------------------
 
-moved=$(scire_moved "$dev")
-fio_verify "$disk" "$size" || { show_kmsg; fail "fio write+verify on $disk (iSER) failed"; }
-moved=$(($(scire_moved "$dev") - moved))
-# 32 MiB written and 32 MiB read back, plus headers.
-[ "$moved" -ge $((64 << 20)) ] ||
-	fail "$dev moved $moved bytes for 64 MiB of I/O on the iSER disk (tx_bytes + local_bytes)"
-echo "fio: random 4k-1m O_DIRECT writes at depth 16 verified (crc32c); $dev moved $((moved >> 20)) MiB ($((SECONDS - t0)) s in)"
+fio_over "$dev" "$disk" "$size" iSER "$t0"
 
 out=$(timeout 60 iscsiadm -m node -T "$iqn" -p "$addr:$port" -I iser --logout 2>&1) ||
 	fail "iscsiadm logout failed: $out"

@@ -148,6 +148,35 @@ fio_verify()
 	grep -E '^ *(WRITE|READ):' <<<"$out"
 }
 
+# ulp_qps_on DEV MODULE...: each MODULE must have an rdma_cm ID with a QP
+# on DEV (ulp_cm_qps); prints them, fails the test otherwise.
+ulp_qps_on()
+{
+	local dev=$1 m qp
+
+	shift
+	for m in "$@"; do
+		qp=$(ulp_cm_qps "$dev" "$m") || fail "$m has no QP on $dev: $(rdma resource show cm_id dev "$dev")"
+		echo "$m: $qp"
+	done
+}
+
+# fio_over DEV DISK SIZE ULP T0: fio_verify on DISK, which ULP serves over
+# DEV; DEV's counters must show the data (SIZE written and read back, so
+# at least twice SIZE in bytes, given as 32M). Fails the test otherwise.
+fio_over()
+{
+	local dev=$1 disk=$2 size=$3 ulp=$4 t0=$5 moved want
+
+	want=$((2 * ${size%M} << 20))
+	moved=$(scire_moved "$dev")
+	fio_verify "$disk" "$size" || { show_kmsg; fail "fio write+verify on $disk ($ulp) failed"; }
+	moved=$(($(scire_moved "$dev") - moved))
+	[ "$moved" -ge "$want" ] ||
+		fail "$dev moved $moved bytes for $((want >> 20)) MiB of I/O on the $ulp disk (tx_bytes + local_bytes)"
+	echo "fio: random 4k-1m O_DIRECT writes at depth 16 verified (crc32c); $dev moved $((moved >> 20)) MiB ($((SECONDS - t0)) s in)"
+}
+
 # cq_pool_only DEV BEFORE: compare RDMA device DEV's CQs (rdma resource
 # show cq) with BEFORE (that listing earlier): every CQ that is new must be
 # an idle CQ of the core's CQ pool (comm [ib_core], users 0). isert,
