@@ -179,6 +179,29 @@ static void scire_comp_advance(struct scire_qp *qp, u32 base, u32 psn)
 }
 
 /*
+ * Spend one of retry_cnt's retries on sending again from @psn, or, with
+ * none left, complete the oldest WQE with IB_WC_RETRY_EXC_ERR and move the
+ * QP to ERR (IBA 9.7.6.1.3). Return: true if the requester went back.
+ */
+static bool scire_comp_retry(struct scire_qp *qp, u32 psn,
+			     enum scire_rewind_reason why)
+{
+	struct scire_req *req = &qp->req;
+
+	if (!req->retry_left) {
+		scire_count(qp->sdev, SCIRE_CNT_RETRY_EXCEEDED, 1);
+		scire_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	req->retry_left--;
+	req->went_back = true;
+	req->back_psn = psn;
+	trace_scire_rewind(qp, why, psn, req->retry_left);
+	scire_req_rewind(qp, psn);
+	return true;
+}
+
+/*
  * Send again from @psn after a sequence NAK or lost responses, counting
  * against retry_cnt (IBA 9.7.5.2.1, 9.7.6.1.3). Repeats of the same
  * event (several NAKs or ACKs naming the same point, with no progress in
@@ -191,16 +214,7 @@ static void scire_comp_go_back(struct scire_qp *qp, u32 psn,
 
 	if (req->went_back && req->back_psn == psn)
 		return;
-	if (!req->retry_left) {
-		scire_count(qp->sdev, SCIRE_CNT_RETRY_EXCEEDED, 1);
-		scire_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
-		return;
-	}
-	req->retry_left--;
-	req->went_back = true;
-	req->back_psn = psn;
-	trace_scire_rewind(qp, why, psn, req->retry_left);
-	scire_req_rewind(qp, psn);
+	scire_comp_retry(qp, psn, why);
 }
 
 /*
@@ -598,18 +612,9 @@ void scire_comp_timers(struct scire_qp *qp)
 			mod_timer(&req->retrans_timer, req->retrans_deadline);
 		return;
 	}
-	if (!req->retry_left) {
-		scire_count(qp->sdev, SCIRE_CNT_RETRY_EXCEEDED, 1);
-		scire_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+	if (!scire_comp_retry(qp, req->comp_psn, SCIRE_REWIND_TIMEOUT))
 		return;
-	}
-	req->retry_left--;
-	req->went_back = true;
-	req->back_psn = req->comp_psn;
 	/* A READ asked again: what arrives before its new response is old. */
 	req->read_retry = true;
-	trace_scire_rewind(qp, SCIRE_REWIND_TIMEOUT, req->comp_psn,
-			   req->retry_left);
-	scire_req_rewind(qp, req->comp_psn);
 	scire_req_arm(qp, true);
 }
