@@ -196,6 +196,37 @@ listening()
 	return 1
 }
 
+# server_listens PID: wait (30 s at most) until the perftest server PID
+# listens on TCP port $PORT; false if it exits first or never does.
+server_listens()
+{
+	local i
+
+	for ((i = 0; i < 600; i++)); do
+		listening "$1" "$PORT" && return 0
+		kill -0 "$1" 2>/dev/null || break
+		nap 0.05
+	done
+	listening "$1" "$PORT"
+}
+
+# server_reap PID CLIENT_STATUS: wait for the server PID; its exit status.
+# A server whose client failed (CLIENT_STATUS not 0, or a word) may wait
+# for that client for good: it gets 5 s to exit, then it is killed.
+server_reap()
+{
+	local i
+
+	if [ "$2" != 0 ]; then
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$1" 2>/dev/null || break
+			nap 0.05
+		done
+		kill "$1" 2>/dev/null
+	fi
+	wait "$1"
+}
+
 # pair TOOL ARG...: TOOL ARG... as the server (S_NS, S_DEV, S_GID) and, once
 # it listens on TCP port $PORT, as its client (C_NS, C_DEV, C_GID) towards
 # S_IP; each side under timeout RUN_TIMEOUT. The client's output (stdout
@@ -204,7 +235,7 @@ listening()
 # exits 2 if a side timed out, 1 otherwise.
 pair()
 {
-	local tool=$1 tmo=$TMO spid src crc i
+	local tool=$1 tmo=$TMO spid src crc
 	local -a srv cli
 
 	shift
@@ -218,12 +249,7 @@ pair()
 		"${srv[@]}" >"$scratch/server" 2>&1 &
 	fi
 	spid=$!
-	for ((i = 0; i < 600; i++)); do
-		listening "$spid" "$PORT" && break
-		kill -0 "$spid" 2>/dev/null || break
-		nap 0.05
-	done
-	if ! listening "$spid" "$PORT"; then
+	if ! server_listens "$spid"; then
 		kill "$spid" 2>/dev/null
 		wait "$spid"
 		echo "the server did not listen on TCP port $PORT (status $?)"
@@ -231,13 +257,7 @@ pair()
 	fi
 	in_ns "$C_NS" "${cli[@]}" >"$scratch/client" 2>&1
 	crc=$?
-	# A server whose client failed may wait for it for good.
-	for ((i = 0; i < 100 && crc != 0; i++)); do
-		kill -0 "$spid" 2>/dev/null || break
-		nap 0.05
-	done
-	[ "$crc" = 0 ] || kill "$spid" 2>/dev/null
-	wait "$spid"
+	server_reap "$spid" "$crc"
 	src=$?
 	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
 	echo "server exit status $src, client exit status $crc (124, 137: timed out after ${tmo}s)"
@@ -311,33 +331,20 @@ is_client() { [ -z "$PAIR_DIR" ] || [ "$SCIRE_HOST" != "$PAIR_SRV" ]; }
 # On the server's host: nothing to say, status 0.
 duo()
 {
-	local tool=$1 tmo=$TMO spid src crc i r
+	local tool=$1 tmo=$TMO spid src crc r
 
 	shift
 	if ! is_client; then
 		timeout -k 5 "$tmo" "$tool" -d "$DEV" -x "$GID" -p "$PORT" "$@" >"$scratch/server" 2>&1 &
 		spid=$!
-		for ((i = 0; i < 600; i++)); do
-			listening "$spid" "$PORT" && break
-			kill -0 "$spid" 2>/dev/null || break
-			nap 0.05
-		done
-		if listening "$spid" "$PORT"; then
+		if server_listens "$spid"; then
 			put ready ok
 			crc=$(await cstat $((tmo + 60))) || crc=none
 		else
 			put ready "the server did not listen on TCP port $PORT"
 			crc=-
 		fi
-		# A server whose client failed may wait for it for good.
-		if [ "$crc" != 0 ]; then
-			for ((i = 0; i < 100; i++)); do
-				kill -0 "$spid" 2>/dev/null || break
-				nap 0.05
-			done
-		fi
-		[ "$crc" = 0 ] || kill "$spid" 2>/dev/null
-		wait "$spid"
+		server_reap "$spid" "$crc"
 		src=$?
 		cp "$scratch/server" "$PAIR_DIR/$RUN_N.server.tmp" && mv "$PAIR_DIR/$RUN_N.server.tmp" "$PAIR_DIR/$RUN_N.server"
 		put sstat "$src"
