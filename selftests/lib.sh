@@ -1244,3 +1244,141 @@ ipoib_carrier()
 {
 	[ "$(in_ns "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null)" = 1 ]
 }
+
+# --- kernel ULPs over RDMA (110-112, pair/35-37) ------------------------------
+#
+# What the NFS, iSER and SRP tests share, on one host or a VM pair: the
+# modules they load and unload, fio with verification, the checks that
+# the I/O went over the RDMA device, and the resources they leave.
+
+# mods_loaded: the names of the loaded modules, one a line, sorted.
+mods_loaded()
+{
+	cut -d' ' -f1 /proc/modules | sort
+}
+
+# mods_unload_new BEFORE: unload every module loaded now that is not in
+# BEFORE (an earlier mods_loaded), users before what they use. Prints
+# the modules left; status 1 then.
+mods_unload_new()
+{
+	local before=$1 left pass m r unused
+
+	for pass in 1 2 3 4 5 6 7 8; do
+		left=$(mods_loaded | grep -vxF -e "$before")
+		[ -n "$left" ] || return 0
+		# The unused ones, in one rmmod (a program start costs under
+		# TCG); the next pass gets what they used.
+		unused=()
+		for m in $left; do
+			read -r r <"/sys/module/$m/refcnt" 2>/dev/null && [ "$r" = 0 ] && unused+=("$m")
+		done
+		[ ${#unused[@]} = 0 ] || rmmod "${unused[@]}" 2>/dev/null
+		[ "$pass" -lt 4 ] || sleep 1
+	done
+	left=$(mods_loaded | grep -vxF -e "$before")
+	[ -z "$left" ] && return 0
+	echo "modules still loaded: ${left//$'\n'/ }"
+	return 1
+}
+
+# scire_moved DEV: print the bytes RDMA device DEV has moved, on the
+# wire (tx_bytes) and on the same-host path (local_bytes).
+scire_moved()
+{
+	echo $(($(rdma_counter "$1" tx_bytes) + $(rdma_counter "$1" local_bytes)))
+}
+
+# ulp_cm_qps DEV MODULE: print the rdma_cm IDs of kernel module MODULE
+# with a QP on RDMA device DEV (lines of rdma resource show cm_id).
+ulp_cm_qps()
+{
+	rdma resource show cm_id dev "$1" | grep -F "comm [$2]" | grep ' lqpn '
+}
+
+# fio_verify WHERE SIZE: fio writes random O_DIRECT blocks of 4 KiB to
+# 1 MiB at depth 16 over SIZE of WHERE, then reads every block back and
+# checks its crc32c. WHERE is a block device's name (sdb: its first SIZE)
+# or a directory (/mnt/x: a file verify.0.0 of SIZE in it). Prints fio's
+# summary; status 1 (with fio's last lines) if fio failed or found a bad
+# block.
+fio_verify()
+{
+	local out where
+
+	case $1 in
+	/*) where=--directory=$1 ;;
+	*) where=--filename=/dev/$1 ;;
+	esac
+	out=$(timeout 120 fio --name=verify "$where" --size="$2" --rw=randwrite \
+		--bsrange=4k-1m --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c \
+		--verify_fatal=1 --do_verify=1 --randseed=$RANDOM 2>&1) || {
+		printf '%s\n' "$out" | tail -n 20
+		return 1
+	}
+	grep -E '^ *(WRITE|READ):' <<<"$out"
+}
+
+# ulp_qps_on DEV MODULE...: each MODULE must have an rdma_cm ID with a QP
+# on DEV (ulp_cm_qps); prints them, fails the test otherwise.
+ulp_qps_on()
+{
+	local dev=$1 m qp
+
+	shift
+	for m in "$@"; do
+		qp=$(ulp_cm_qps "$dev" "$m") || fail "$m has no QP on $dev: $(rdma resource show cm_id dev "$dev")"
+		echo "$m: $qp"
+	done
+}
+
+# cq_pool_only DEV BEFORE: compare RDMA device DEV's CQs (rdma resource
+# show cq) with BEFORE (that listing earlier): every CQ that is new must be
+# an idle CQ of the core's CQ pool (comm [ib_core], users 0). isert,
+# srpt and iser take their CQs from the pool (ib_cq_pool_get), which keeps
+# them until the device is unregistered (ib_cq_pool_cleanup, called from
+# drivers/infiniband/core/device.c: disable_device). Prints the CQs that
+# are not; status 1 then.
+cq_pool_only()
+{
+	local bad
+
+	bad=$(rdma resource show cq dev "$1" | grep -vxF -e "$2" | grep -v 'users 0 .*comm \[ib_core\]')
+	[ -z "$bad" ] && return 0
+	printf '%s\n' "$bad"
+	return 1
+}
+
+# res_but_cq DEV: RDMA device DEV's resource counts but the CQs (see
+# cq_pool_only).
+res_but_cq()
+{
+	rdma_res_counts "$1" | sed 's/cq=[0-9]* //'
+}
+
+# wire_bytes DEV: RDMA device DEV's byte counters, "TX RX LOCAL" (tx_bytes,
+# rx_bytes: the wire; local_bytes: the same-host path), for wire_grew.
+wire_bytes()
+{
+	rdma_counters "$1" 2>/dev/null |
+		awk -F= '{ v[$1] = $2 } END { printf "%.0f %.0f %.0f\n", v["tx_bytes"], v["rx_bytes"], v["local_bytes"] }'
+}
+
+# wire_grew DEV BEFORE SIZE: since BEFORE (wire_bytes DEV), DEV must have
+# sent and received at least SIZE (in MiB, given as 32M) each on the wire
+# and moved nothing on its same-host path: on a VM pair, I/O of SIZE
+# written to the other host and read back from it. Prints the figures;
+# status 1 if they fall short. rxe has no byte counters: on an rxe device
+# it says so and passes.
+wire_grew()
+{
+	local want=$((${3%M} << 20)) tx0 rx0 l0 tx rx l
+
+	dev_is_scire "$1" || { echo "$1 is not scire: no byte counters to check"; return 0; }
+	read -r tx0 rx0 l0 <<<"$2"
+	read -r tx rx l <<<"$(wire_bytes "$1")"
+	tx=$((tx - tx0)) rx=$((rx - rx0)) l=$((l - l0))
+	echo "$1: sent $((tx >> 20)) MiB, received $((rx >> 20)) MiB on the wire, $l bytes on the same-host path"
+	[ "$tx" -ge "$want" ] && [ "$rx" -ge "$want" ] && [ "$l" = 0 ]
+}
+
