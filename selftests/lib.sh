@@ -1382,3 +1382,80 @@ wire_grew()
 	[ "$tx" -ge "$want" ] && [ "$rx" -ge "$want" ] && [ "$l" = 0 ]
 }
 
+# pair_need_scire VAR: skip the test unless it runs on a VM pair whose
+# eth0 has an RDMA device, which it sets PAIR_DEV to. A test for the
+# scire-to-scire pair only (make check's time budget) passes the name of
+# the variable that runs it on any pair when it is 1 (SCIRE_PAIR_NVME, ...).
+pair_need_scire()
+{
+	[ -n "${SCIRE_HOST:-}" ] || skip "not on a VM pair (scripts/vm --pair)"
+	if [ "${SCIRE_DEV_KIND:-}" != scire ] || [ "${SCIRE_PEER_DEV_KIND:-}" != scire ]; then
+		[ "${!1:-0}" = 1 ] || skip "not a scire-to-scire pair ($1=1 runs it on any)"
+	fi
+	PAIR_DEV=$(rdma link show | awk '/ netdev eth0( |$)/ { sub("/.*", "", $2); print $2; exit }')
+	[ -n "$PAIR_DEV" ] || skip "no RDMA device on eth0 on host $SCIRE_HOST"
+}
+
+# pair_ulp ULP SIZE TARGET_MODULE INITIATOR_MODULE: a storage ULP across a
+# VM pair, the target (server) on host a and the initiator (client) on b,
+# over PAIR_DEV on each (pair_need_scire). The test defines the steps:
+# ulp_target_up (on a), ulp_initiator_up (on b; sets ULP_WHERE, what
+# fio_verify writes to), ulp_after_io (on both, once b's I/O is done: b
+# first, then a), ulp_initiator_down (on b) and ulp_teardown (on both,
+# undoing whatever part was done; also the EXIT trap), and show_kmsg.
+# Checked: each end's rdma_cm ID (of TARGET_MODULE on a, INITIATOR_MODULE
+# on b) has its QP on PAIR_DEV; fio_verify over SIZE of ULP_WHERE on b;
+# each host's PAIR_DEV sent and received at least SIZE on the wire
+# meanwhile and nothing on the same-host path (wire_grew); after the
+# teardown, `rdma resource show` back to what it was on each host, but
+# idle CQs of the core's pool (cq_pool_only). Status 1 if a check failed;
+# a step failing exits the test.
+pair_ulp()
+{
+	local ulp=$1 size=$2 tmod=$3 imod=$4 dev=$PAIR_DEV rc=0 base base_cqs wire0
+
+	base=$(res_but_cq "$dev")
+	base_cqs=$(rdma resource show cq dev "$dev")
+	echo "host $SCIRE_HOST: $dev; resources before: $(rdma_res_counts "$dev")"
+	pair_sync start 300 || fail "the other host never started"
+	trap ulp_teardown EXIT
+	if [ "$SCIRE_HOST" = a ]; then
+		ulp_target_up
+		wire0=$(wire_bytes "$dev")
+		pair_sync target-up 300 || fail "host b gave up"
+		pair_sync initiator-up 300 || fail "host b's $ulp initiator did not come up"
+		# In a subshell: a failed check must not leave b waiting.
+		(ulp_qps_on "$dev" "$tmod") || rc=1
+		pair_sync io-done 300 || fail "host b did not finish its I/O"
+		wire_grew "$dev" "$wire0" "$size" || { echo "$dev: too little on the wire for $size of $ulp I/O"; rc=1; }
+		ulp_after_io || rc=1
+		pair_sync initiator-down 300 || fail "host b did not finish"
+	else
+		pair_sync target-up 300 || fail "host a's $ulp target never came up"
+		ulp_initiator_up
+		(ulp_qps_on "$dev" "$imod") || rc=1
+		pair_sync initiator-up 300
+		wire0=$(wire_bytes "$dev")
+		if fio_verify "$ULP_WHERE" "$size"; then
+			echo "fio: random 4k-1m O_DIRECT writes at depth 16 over $size of $ULP_WHERE verified (crc32c) ($((SECONDS - t0)) s in)"
+		else
+			show_kmsg
+			echo "fio write+verify on $ULP_WHERE ($ulp) failed"
+			rc=1
+		fi
+		wire_grew "$dev" "$wire0" "$size" || { echo "$dev: too little on the wire for $size of $ulp I/O"; rc=1; }
+		ulp_after_io || rc=1
+		pair_sync io-done 300
+		ulp_initiator_down
+		pair_sync initiator-down 300
+	fi
+	trap - EXIT
+	ulp_teardown || { echo "$ulp teardown failed"; rc=1; }
+	# shellcheck disable=SC2317 # called through wait_for
+	back() { [ "$(res_but_cq "$dev")" = "$base" ]; }
+	wait_for 20 back || { echo "resources not back: $(rdma_res_counts "$dev"), before: $base (CQs aside)"; rc=1; }
+	cq_pool_only "$dev" "$base_cqs" || { echo "CQs left on $dev that are not idle CQs of the core's pool (above)"; rc=1; }
+	[ "$rc" = 0 ] && echo "host $SCIRE_HOST: $ulp torn down, $dev resources back to $(rdma_res_counts "$dev") ($((SECONDS - t0)) s)"
+	pair_sync end 300
+	return $rc
+}
