@@ -1244,3 +1244,218 @@ ipoib_carrier()
 {
 	[ "$(in_ns "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null)" = 1 ]
 }
+
+# --- kernel ULPs over RDMA (110-112, pair/35-37) ------------------------------
+#
+# What the NFS, iSER and SRP tests share, on one host or a VM pair: the
+# modules they load and unload, fio with verification, the checks that
+# the I/O went over the RDMA device, and the resources they leave.
+
+# mods_loaded: the names of the loaded modules, one a line, sorted.
+mods_loaded()
+{
+	cut -d' ' -f1 /proc/modules | sort
+}
+
+# mods_unload_new BEFORE: unload every module loaded now that is not in
+# BEFORE (an earlier mods_loaded), users before what they use. Prints
+# the modules left; status 1 then.
+mods_unload_new()
+{
+	local before=$1 left pass m r unused
+
+	for pass in 1 2 3 4 5 6 7 8; do
+		left=$(mods_loaded | grep -vxF -e "$before")
+		[ -n "$left" ] || return 0
+		# The unused ones, in one rmmod (a program start costs under
+		# TCG); the next pass gets what they used.
+		unused=()
+		for m in $left; do
+			read -r r <"/sys/module/$m/refcnt" 2>/dev/null && [ "$r" = 0 ] && unused+=("$m")
+		done
+		[ ${#unused[@]} = 0 ] || rmmod "${unused[@]}" 2>/dev/null
+		[ "$pass" -lt 4 ] || sleep 1
+	done
+	left=$(mods_loaded | grep -vxF -e "$before")
+	[ -z "$left" ] && return 0
+	echo "modules still loaded: ${left//$'\n'/ }"
+	return 1
+}
+
+# scire_moved DEV: print the bytes RDMA device DEV has moved, on the
+# wire (tx_bytes) and on the same-host path (local_bytes).
+scire_moved()
+{
+	echo $(($(rdma_counter "$1" tx_bytes) + $(rdma_counter "$1" local_bytes)))
+}
+
+# ulp_cm_qps DEV MODULE: print the rdma_cm IDs of kernel module MODULE
+# with a QP on RDMA device DEV (lines of rdma resource show cm_id).
+ulp_cm_qps()
+{
+	rdma resource show cm_id dev "$1" | grep -F "comm [$2]" | grep ' lqpn '
+}
+
+# fio_verify WHERE SIZE: fio writes random O_DIRECT blocks of 4 KiB to
+# 1 MiB at depth 16 over SIZE of WHERE, then reads every block back and
+# checks its crc32c. WHERE is a block device's name (sdb: its first SIZE)
+# or a directory (/mnt/x: a file verify.0.0 of SIZE in it). Prints fio's
+# summary; status 1 (with fio's last lines) if fio failed or found a bad
+# block.
+fio_verify()
+{
+	local out where
+
+	case $1 in
+	/*) where=--directory=$1 ;;
+	*) where=--filename=/dev/$1 ;;
+	esac
+	out=$(timeout 120 fio --name=verify "$where" --size="$2" --rw=randwrite \
+		--bsrange=4k-1m --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c \
+		--verify_fatal=1 --do_verify=1 --randseed=$RANDOM 2>&1) || {
+		printf '%s\n' "$out" | tail -n 20
+		return 1
+	}
+	grep -E '^ *(WRITE|READ):' <<<"$out"
+}
+
+# ulp_qps_on DEV MODULE...: each MODULE must have an rdma_cm ID with a QP
+# on DEV (ulp_cm_qps); prints them, fails the test otherwise.
+ulp_qps_on()
+{
+	local dev=$1 m qp
+
+	shift
+	for m in "$@"; do
+		qp=$(ulp_cm_qps "$dev" "$m") || fail "$m has no QP on $dev: $(rdma resource show cm_id dev "$dev")"
+		echo "$m: $qp"
+	done
+}
+
+# cq_pool_only DEV BEFORE: compare RDMA device DEV's CQs (rdma resource
+# show cq) with BEFORE (that listing earlier): every CQ that is new must be
+# an idle CQ of the core's CQ pool (comm [ib_core], users 0). isert,
+# srpt and iser take their CQs from the pool (ib_cq_pool_get), which keeps
+# them until the device is unregistered (ib_cq_pool_cleanup, called from
+# drivers/infiniband/core/device.c: disable_device). Prints the CQs that
+# are not; status 1 then.
+cq_pool_only()
+{
+	local bad
+
+	bad=$(rdma resource show cq dev "$1" | grep -vxF -e "$2" | grep -v 'users 0 .*comm \[ib_core\]')
+	[ -z "$bad" ] && return 0
+	printf '%s\n' "$bad"
+	return 1
+}
+
+# res_but_cq DEV: RDMA device DEV's resource counts but the CQs (see
+# cq_pool_only).
+res_but_cq()
+{
+	rdma_res_counts "$1" | sed 's/cq=[0-9]* //'
+}
+
+# wire_bytes DEV: RDMA device DEV's byte counters, "TX RX LOCAL" (tx_bytes,
+# rx_bytes: the wire; local_bytes: the same-host path), for wire_grew.
+wire_bytes()
+{
+	rdma_counters "$1" 2>/dev/null |
+		awk -F= '{ v[$1] = $2 } END { printf "%.0f %.0f %.0f\n", v["tx_bytes"], v["rx_bytes"], v["local_bytes"] }'
+}
+
+# wire_grew DEV BEFORE SIZE: since BEFORE (wire_bytes DEV), DEV must have
+# sent and received at least SIZE (in MiB, given as 32M) each on the wire
+# and moved nothing on its same-host path: on a VM pair, I/O of SIZE
+# written to the other host and read back from it. Prints the figures;
+# status 1 if they fall short. rxe has no byte counters: on an rxe device
+# it says so and passes.
+wire_grew()
+{
+	local want=$((${3%M} << 20)) tx0 rx0 l0 tx rx l
+
+	dev_is_scire "$1" || { echo "$1 is not scire: no byte counters to check"; return 0; }
+	read -r tx0 rx0 l0 <<<"$2"
+	read -r tx rx l <<<"$(wire_bytes "$1")"
+	tx=$((tx - tx0)) rx=$((rx - rx0)) l=$((l - l0))
+	echo "$1: sent $((tx >> 20)) MiB, received $((rx >> 20)) MiB on the wire, $l bytes on the same-host path"
+	[ "$tx" -ge "$want" ] && [ "$rx" -ge "$want" ] && [ "$l" = 0 ]
+}
+
+# pair_need_scire VAR: skip the test unless it runs on a VM pair whose
+# eth0 has an RDMA device, which it sets PAIR_DEV to. A test for the
+# scire-to-scire pair only (make check's time budget) passes the name of
+# the variable that runs it on any pair when it is 1 (SCIRE_PAIR_NVME, ...).
+pair_need_scire()
+{
+	[ -n "${SCIRE_HOST:-}" ] || skip "not on a VM pair (scripts/vm --pair)"
+	if [ "${SCIRE_DEV_KIND:-}" != scire ] || [ "${SCIRE_PEER_DEV_KIND:-}" != scire ]; then
+		[ "${!1:-0}" = 1 ] || skip "not a scire-to-scire pair ($1=1 runs it on any)"
+	fi
+	PAIR_DEV=$(rdma link show | awk '/ netdev eth0( |$)/ { sub("/.*", "", $2); print $2; exit }')
+	[ -n "$PAIR_DEV" ] || skip "no RDMA device on eth0 on host $SCIRE_HOST"
+}
+
+# pair_ulp ULP SIZE TARGET_MODULE INITIATOR_MODULE: a storage ULP across a
+# VM pair, the target (server) on host a and the initiator (client) on b,
+# over PAIR_DEV on each (pair_need_scire). The test defines the steps:
+# ulp_target_up (on a), ulp_initiator_up (on b; sets ULP_WHERE, what
+# fio_verify writes to), ulp_after_io (on both, once b's I/O is done: b
+# first, then a), ulp_initiator_down (on b) and ulp_teardown (on both,
+# undoing whatever part was done; also the EXIT trap), and show_kmsg.
+# Checked: each end's rdma_cm ID (of TARGET_MODULE on a, INITIATOR_MODULE
+# on b) has its QP on PAIR_DEV; fio_verify over SIZE of ULP_WHERE on b;
+# each host's PAIR_DEV sent and received at least SIZE on the wire
+# meanwhile and nothing on the same-host path (wire_grew); after the
+# teardown, `rdma resource show` back to what it was on each host, but
+# idle CQs of the core's pool (cq_pool_only). Status 1 if a check failed;
+# a step failing exits the test.
+pair_ulp()
+{
+	local ulp=$1 size=$2 tmod=$3 imod=$4 dev=$PAIR_DEV rc=0 base base_cqs wire0
+
+	base=$(res_but_cq "$dev")
+	base_cqs=$(rdma resource show cq dev "$dev")
+	echo "host $SCIRE_HOST: $dev; resources before: $(rdma_res_counts "$dev")"
+	pair_sync start 300 || fail "the other host never started"
+	trap ulp_teardown EXIT
+	if [ "$SCIRE_HOST" = a ]; then
+		ulp_target_up
+		wire0=$(wire_bytes "$dev")
+		pair_sync target-up 300 || fail "host b gave up"
+		pair_sync initiator-up 300 || fail "host b's $ulp initiator did not come up"
+		# In a subshell: a failed check must not leave b waiting.
+		(ulp_qps_on "$dev" "$tmod") || rc=1
+		pair_sync io-done 300 || fail "host b did not finish its I/O"
+		wire_grew "$dev" "$wire0" "$size" || { echo "$dev: too little on the wire for $size of $ulp I/O"; rc=1; }
+		ulp_after_io || rc=1
+		pair_sync initiator-down 300 || fail "host b did not finish"
+	else
+		pair_sync target-up 300 || fail "host a's $ulp target never came up"
+		ulp_initiator_up
+		(ulp_qps_on "$dev" "$imod") || rc=1
+		pair_sync initiator-up 300
+		wire0=$(wire_bytes "$dev")
+		if fio_verify "$ULP_WHERE" "$size"; then
+			echo "fio: random 4k-1m O_DIRECT writes at depth 16 over $size of $ULP_WHERE verified (crc32c) ($((SECONDS - t0)) s in)"
+		else
+			show_kmsg
+			echo "fio write+verify on $ULP_WHERE ($ulp) failed"
+			rc=1
+		fi
+		wire_grew "$dev" "$wire0" "$size" || { echo "$dev: too little on the wire for $size of $ulp I/O"; rc=1; }
+		ulp_after_io || rc=1
+		pair_sync io-done 300
+		ulp_initiator_down
+		pair_sync initiator-down 300
+	fi
+	trap - EXIT
+	ulp_teardown || { echo "$ulp teardown failed"; rc=1; }
+	# shellcheck disable=SC2317 # called through wait_for
+	back() { [ "$(res_but_cq "$dev")" = "$base" ]; }
+	wait_for 20 back || { echo "resources not back: $(rdma_res_counts "$dev"), before: $base (CQs aside)"; rc=1; }
+	cq_pool_only "$dev" "$base_cqs" || { echo "CQs left on $dev that are not idle CQs of the core's pool (above)"; rc=1; }
+	[ "$rc" = 0 ] && echo "host $SCIRE_HOST: $ulp torn down, $dev resources back to $(rdma_res_counts "$dev") ($((SECONDS - t0)) s)"
+	pair_sync end 300
+	return $rc
+}

@@ -17,15 +17,10 @@ set -u
 # shellcheck source=../nvme-lib.sh
 . "$(dirname "$0")/../nvme-lib.sh"
 
-[ -n "${SCIRE_HOST:-}" ] || skip "not on a VM pair (scripts/vm --pair)"
 # make check's time budget: the scire-to-scire pair runs it; other pairs
 # when asked (SCIRE_PAIR_NVME=1).
-if [ "${SCIRE_DEV_KIND:-}" != scire ] || [ "${SCIRE_PEER_DEV_KIND:-}" != scire ]; then
-	[ "${SCIRE_PAIR_NVME:-0}" = 1 ] ||
-		skip "not a scire-to-scire pair (SCIRE_PAIR_NVME=1 runs it on any)"
-fi
-dev=$(rdma link show | awk '/ netdev eth0( |$)/ { sub("/.*", "", $2); print $2; exit }')
-[ -n "$dev" ] || skip "no RDMA device on eth0 on host $SCIRE_HOST"
+pair_need_scire SCIRE_PAIR_NVME
+dev=$PAIR_DEV
 command -v nvme >/dev/null && command -v fio >/dev/null || skip "nvme-cli or fio missing"
 size=64M
 base=$(rdma_res_counts "$dev")
