@@ -36,7 +36,7 @@
 # Afterwards the target is removed, every module the test loaded unloaded,
 # and `rdma resource show` is back to its counts (the core's CQ pool
 # aside, see lio-lib.sh), once on the first scire0 and once on the one
-# of the final reload. About 2 minutes in the stock VM.
+# of the final reload. About 100 s in the stock VM.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
