@@ -124,6 +124,8 @@ teardown()
 		kill "$fio_pid" 2>/dev/null
 		wait "$fio_pid" 2>/dev/null
 	fi
+	# A failure in the eth0 fault leaves it down.
+	ip -br link show eth0 | grep -q '\<UP\>' || ip link set eth0 up || { echo "teardown: cannot set eth0 up"; ok=1; }
 	timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1
 	nvme_target_down
 	modprobe -r nvme-rdma 2>/dev/null
