@@ -164,7 +164,7 @@ enum scire_drop_reason {
 	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
 	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
 	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */
-	SCIRE_DROP_TX_NO_LINK,	/* scire_ib: the port has no wire yet */
+	SCIRE_DROP_TX_NO_LINK,	/* scire_ib: no wire yet; RoCE: port not ACTIVE */
 };
 
 /*
@@ -1031,6 +1031,19 @@ static inline bool scire_qp_is_datagram(const struct scire_qp *qp)
 
 /* scire_main.c */
 void scire_port_update(struct scire_dev *sdev);
+
+/*
+ * Is a RoCE port ACTIVE (its netdev running, with carrier)? A lockless
+ * snapshot for the data path, which drops what a port without link would
+ * neither send nor receive (scire_pkt_send()). Always true for scire_ib,
+ * whose port state has rules of its own (scire_ib_loopback_ok()).
+ */
+static inline bool scire_port_up(struct scire_dev *sdev)
+{
+	return sdev->link == SCIRE_LINK_IB ||
+	       READ_ONCE(sdev->port_state) == IB_PORT_ACTIVE;
+}
+
 int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 		  enum scire_link link);
 

@@ -178,7 +178,8 @@ void scire_port_update(struct scire_dev *sdev)
 	}
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	changed = sdev->port_state != state;
-	sdev->port_state = state;
+	/* Read without the lock by scire_port_up(). */
+	WRITE_ONCE(sdev->port_state, state);
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
 
 	if (!changed)

@@ -1354,11 +1354,11 @@ struct scire_qp *scire_net_direct_peer(struct scire_qp *qp)
 	struct scire_qp *peer = NULL;
 	struct scire_dev *target;
 
-	if (qpn < 2 || qpn == IB_MULTICAST_QPN)
+	if (qpn < 2 || qpn == IB_MULTICAST_QPN || !scire_port_up(qp->sdev))
 		return NULL;
 	rcu_read_lock();
 	target = scire_av_target_rcu(qp->sdev, &qp->av);
-	if (target)
+	if (target && scire_port_up(target))
 		peer = scire_qp_get(target, qpn);
 	rcu_read_unlock();
 	if (peer && (peer->ibqp.qp_type != IB_QPT_RC ||
@@ -1537,6 +1537,11 @@ static int scire_ib_mcast_send(struct scire_qp *qp, const struct scire_av *av,
  * or allocation dropped it; -EINVAL or -EMSGSIZE for a malformed AV or
  * packet.
  *
+ * A RoCE port that is not ACTIVE sends nothing, and a scire device of this
+ * host whose port is not ACTIVE is sent nothing (-ENETDOWN): looped back
+ * in the driver, a packet or unit would otherwise reach it as if the link
+ * were up, and a ULP whose path lost its carrier would never notice.
+ *
  * A same-host unit (scire_pkt(skb)->local, see scire_req_start()) gets none
  * of this: it goes straight to the receiving device's QP, and if its
  * destination is not on this host any more it is dropped with -EMSGSIZE
@@ -1569,6 +1574,10 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		if (scire_qp_is_datagram(qp) && scire_ib_loopback_ok(qp, av))
 			return scire_ib_loopback(qp, av, skb, false);
 		return scire_ib_xmit(qp, av, skb);
+	}
+	if (!scire_port_up(sdev)) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_NO_LINK);
+		return -ENETDOWN;
 	}
 	if (av->network_type != RDMA_NETWORK_IPV4 &&
 	    av->network_type != RDMA_NETWORK_IPV6) {
@@ -1611,6 +1620,11 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 	if (IS_ERR(target)) {
 		ret = PTR_ERR(target);
 		goto drop_route;
+	}
+	if (target && !scire_port_up(target)) {
+		rcu_read_unlock();
+		scire_net_drop(sdev, skb, SCIRE_DROP_TX_NO_LINK);
+		return -ENETDOWN;
 	}
 	if (unit) {
 		if (!target) {

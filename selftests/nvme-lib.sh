@@ -34,7 +34,21 @@ nvme_target_up()
 	echo ipv4 >"$port/addr_adrfam"
 	echo "$addr" >"$port/addr_traddr"
 	echo "$NVME_PORT" >"$port/addr_trsvcid"
-	ln -s "$sub" "$port/subsystems/$NVME_NQN" || return 1
+	nvme_port_link
+}
+
+# nvme_port_unlink: take the subsystem off port 1 (nvmet deletes its
+# controllers there, and with the port's last subsystem disables the port,
+# which drops nvmet-rdma's listener and its hold on the module).
+nvme_port_unlink()
+{
+	rm "$NVME_CFG/ports/1/subsystems/$NVME_NQN"
+}
+
+# nvme_port_link: put the subsystem back on port 1 (enables the port).
+nvme_port_link()
+{
+	ln -s "$NVME_CFG/subsystems/$NVME_NQN" "$NVME_CFG/ports/1/subsystems/$NVME_NQN"
 }
 
 # nvme_target_down: undo nvme_target_up (what of it exists).
@@ -95,12 +109,36 @@ nvme_ns_ready()
 	d=$(nvme_ns_dev "$1" "$2") && [ -b "$d" ]
 }
 
-# nvme_fio DEV SIZE: random writes of 4 KiB to 1 MiB at depth 32 over the
-# first SIZE of DEV, each block's crc32c checked when read back.
+# nvme_fio DEV SIZE [FIO-OPTION...]: random writes of 4 KiB to 1 MiB at
+# depth 32 over the first SIZE of DEV, each block's crc32c checked when
+# read back. FIO-OPTIONs come last, so they override (--ioengine=io_uring
+# --hipri for polled I/O, --rate= to stretch a run across a fault).
 nvme_fio()
 {
 	fio --name=scire-verify --filename="$1" --direct=1 --ioengine=libaio \
 		--iodepth=32 --rw=randwrite --bsrange=4k-1m --size="$2" \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 --randseed=$RANDOM \
-		--output-format=terse --terse-version=3 >/dev/null
+		"${@:3}" --output-format=terse --terse-version=3 >/dev/null
+}
+
+# nvme_sum DEV SIZE: the SHA-256 of the first SIZE (in MiB, as 32M) of DEV.
+# A block device is read with O_DIRECT: a buffered read could return what
+# an earlier one left in its page cache, while the I/O under test (fio's,
+# nvmet's bdev backend) bypasses it. A file (nvmet's buffered_io
+# namespace, in tmpfs, which has no O_DIRECT) is read through its cache,
+# which is where nvmet wrote.
+nvme_sum()
+{
+	if [ -b "$1" ]; then
+		dd if="$1" bs=1M count="${2%M}" iflag=direct status=none
+	else
+		head -c "$2" "$1"
+	fi | sha256sum | cut -d' ' -f1
+}
+
+# nvme_ctrl_state CTRL: the state of controller CTRL (live, connecting,
+# resetting, deleting, ...), or "gone".
+nvme_ctrl_state()
+{
+	cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone
 }

@@ -27,7 +27,6 @@ base=$(rdma_res_counts "$dev")
 echo "host $SCIRE_HOST: $dev; before: $base"
 pair_sync start 300 || fail "the other host never started"
 
-cksum_range() { head -c "$size" "$1" | sha256sum | cut -d' ' -f1; }
 rc=0
 if [ "$SCIRE_HOST" = a ]; then
 	trap nvme_target_down EXIT
@@ -36,8 +35,8 @@ if [ "$SCIRE_HOST" = a ]; then
 	pair_sync target-up 600 || fail "host b gave up"
 	pair_sync written 900 || fail "host b did not finish writing"
 	sync
-	cksum_range /dev/nullb0 >"$SCIRE_SHARED/nvme.a.ns1"
-	cksum_range /run/nvme-file.img >"$SCIRE_SHARED/nvme.a.ns2"
+	nvme_sum /dev/nullb0 "$size" >"$SCIRE_SHARED/nvme.a.ns1"
+	nvme_sum /run/nvme-file.img "$size" >"$SCIRE_SHARED/nvme.a.ns2"
 	pair_sync compared 300 || fail "host b did not finish comparing"
 	pair_sync host-down 900 || fail "host b did not finish"
 	nvme_target_down
@@ -51,7 +50,7 @@ else
 		nvme_fio "$d" "$size" || { echo "fio verify on $d failed"; rc=1; }
 	done
 	[ "$rc" = 0 ] && echo "fio: random 4k-1m writes at depth 32 verified (crc32c) on both namespaces"
-	h1=$(cksum_range "$ns1") h2=$(cksum_range "$ns2")
+	h1=$(nvme_sum "$ns1" "$size") h2=$(nvme_sum "$ns2" "$size")
 	pair_sync written 300
 	pair_sync compared 300
 	[ "$h1" = "$(cat "$SCIRE_SHARED/nvme.a.ns1")" ] || { echo "namespace 1: host and target differ"; rc=1; }
@@ -61,7 +60,7 @@ else
 	nvme disconnect -n "$NVME_NQN" || { echo "nvme disconnect failed"; rc=1; }
 	ctrl=$(nvme_host_connect "$SCIRE_PEER") || fail "nvme reconnect failed"
 	ns1=$(nvme_ns_dev "$ctrl" 1) || fail "no namespace 1 after reconnecting"
-	[ "$(cksum_range "$ns1")" = "$h1" ] || { echo "data changed across a reconnect"; rc=1; }
+	[ "$(nvme_sum "$ns1" "$size")" = "$h1" ] || { echo "data changed across a reconnect"; rc=1; }
 	[ "$rc" = 0 ] && echo "reconnected: data intact"
 
 	# A controller reset in the middle of verified I/O.
