@@ -34,6 +34,12 @@ compare [--all] SCIRE_RECORD RXE_RECORD
     fails on scire that passes on rxe); 2 on bad records. A test scire
     skips (the suite skips on EOPNOTSUPP and missing capabilities) but rxe
     passes is listed as a missing feature without failing.
+
+clean RECORD
+    Prints the run's counts; exit status 0 if it recorded at least one
+    test and none failed, errored or hung, else 1. When scire's run is
+    clean, no test can fail on scire yet pass on rxe, so the rxe run
+    cannot change compare's verdict.
 """
 
 import atexit
@@ -339,13 +345,30 @@ def cmd_compare(argv):
     return 1 if worse else 0
 
 
+def cmd_clean(argv):
+    if len(argv) != 1:
+        sys.exit('usage: clean RECORD')
+    try:
+        res, hung = load(argv[0])
+    except OSError as ex:
+        print(f'clean: {ex}')
+        return 1
+    bad = [tid for tid, (status, _, _) in res.items()
+           if status in ('fail', 'error')]
+    print(f'{counts(res)} ({len(res)} tests, {len(hung)} hung)')
+    for tid in sorted(bad) + hung:
+        print(f'  not clean: {tid}')
+    return 0 if res and not bad and not hung else 1
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ('run', 'compare'):
+    cmds = {'run': cmd_run, 'compare': cmd_compare, 'clean': cmd_clean}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     if sys.argv[1] == 'run':
         cmd_run(sys.argv[2:])
         return 0
-    return cmd_compare(sys.argv[2:])
+    return cmds[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == '__main__':
