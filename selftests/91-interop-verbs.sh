@@ -6,8 +6,8 @@
 # in lib.sh, MTU 9000, active MTU 4096 on both), each tool run in both
 # directions (scire as server, then rxe as server), each side in its
 # device's namespace, addresses exchanged over TCP on the veth:
-#   - ibv_rc_pingpong -c at 1, 4097 (path MTU 1024), 65536 and 1 MiB (path
-#     MTU 4096) bytes and ibv_ud_pingpong -c at 1024 and 4096 bytes: every
+#   - ibv_rc_pingpong -c at 1, 4097 (path MTU 1024) and 1 MiB (path MTU
+#     4096) bytes and ibv_ud_pingpong -c at 1024 and 4096 bytes: every
 #     received buffer checked, and the byte count both sides report;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw and
 #     ib_send_lat (-x GID index, -F): the result line must show the size
@@ -78,7 +78,7 @@ for dir in "B A" "A B"; do
 	what="server $dev, client"
 	side "$c"
 	what+=" $dev"
-	for run in "1 20 -m 1024" "4097 20 -m 1024" "65536 20 -m 4096" "1048576 10 -m 4096"; do
+	for run in "1 20 -m 1024" "4097 20 -m 1024" "1048576 10 -m 4096"; do
 		read -r size n mtu <<<"$run"
 		port=$((port + 1))
 		# shellcheck disable=SC2086 # mtu: "-m N", split on purpose
