@@ -1319,11 +1319,13 @@ fio_verify()
 # directory (see fio_verify) or a file.
 fio_where()
 {
-	[ -f "$1" ] && { echo "--filename=$1"; return; }
-	case $1 in
-	/*) echo "--directory=$1" ;;
-	*) echo "--filename=/dev/$1" ;;
-	esac
+	if [ "${1#/}" = "$1" ]; then
+		echo "--filename=/dev/$1"
+	elif [ -f "$1" ]; then
+		echo "--filename=$1"
+	else
+		echo "--directory=$1"
+	fi
 }
 
 # io_busy DEV WHERE [FIO-OPTION...]: I/O in flight for a fault to land
