@@ -18,7 +18,8 @@
 # removed, the modules unloaded, scire unloaded and loaded again
 # (scire_reload), and `rdma resource show` on the new scire0 as it was
 # (CQs aside: the core's pool keeps idle ones until the device goes, see
-# cq_pool_only). About 40 s in the VM (28 s before the link deletion).
+# cq_pool_only). About 30 s in the VM (24 s before the link deletion,
+# in the same boot).
 #
 # No systemd, udev or D-Bus in the VM: the test loads sd_mod itself (no
 # udev to do it), starts iscsid by hand, and configures LIO with

@@ -19,8 +19,8 @@
 # fio end (with an error). Then the target is removed, the modules
 # unloaded, scire unloaded and loaded again (scire_reload), and `rdma
 # resource show` on the new scire0 as it was (CQs aside: the core's pool
-# keeps idle ones until the device goes, see cq_pool_only). About 30 s
-# in the VM (20 s before the link deletion). How the target port and
+# keeps idle ones until the device goes, see cq_pool_only). About 23 s
+# in the VM (19 s before the link deletion). How the target port and
 # its ACL are named: lio-lib.sh.
 # shellcheck source-path=SCRIPTDIR
 set -u
