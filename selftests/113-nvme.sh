@@ -52,7 +52,6 @@ size=32M
 vsize=16M
 run=/run/scire-nvme
 ko=${SCIRE_KO_DIR:-$SCIRE_ROOT}/kernel/scire.ko
-scif_ko=${SCIRE_KO_DIR:-$SCIRE_ROOT}/kernel/scif/scire_scif.ko
 # Every connection: a lost controller is tried again each second, for a
 # minute (the nvme-rdma defaults: 10 s and 10 minutes).
 copts=(--reconnect-delay=1 --ctrl-loss-tmo=60)
@@ -71,8 +70,6 @@ done
 base=$(res_but_cq "$dev")
 base_cqs=$(rdma resource show cq dev "$dev")
 base_mods=$(mods_loaded)
-scif=0
-[ -d /sys/module/scire_scif ] && scif=1
 echo "$dev on eth0 $addr; resources before: $(rdma_res_counts "$dev")"
 t0=$SECONDS
 ctrl="" fio_pid="" core_opts=""
@@ -86,33 +83,6 @@ res_back() { [ "$(res_but_cq "$dev")" = "$base" ]; }
 show_kmsg()
 {
 	kmsg_since "$mark" | grep -aiE 'nvme|rdma|scire|null_blk' | tail -n 40 | sed 's/^/  kmsg: /'
-}
-
-# stack_reload [IB_CORE_OPTION...]: delete scire0, unload scire_scif,
-# scire and the RDMA core, load the core again with IB_CORE_OPTIONs (as
-# the VM's init does), scire, scire0 on eth0 and scire_scif if it was
-# loaded. ib_core's force_mr is a parameter only module load sets.
-# Prints what fails; status 1 then.
-stack_reload()
-{
-	local m out
-
-	if rdma_has "$dev"; then
-		out=$(timeout 60 rdma link delete "$dev" 2>&1) || { echo "rdma link delete $dev: $out"; return 1; }
-	fi
-	for m in scire_scif scire rdma_ucm ib_uverbs rdma_cm iw_cm ib_cm ib_core; do
-		[ -d "/sys/module/$m" ] || continue
-		out=$(timeout 60 rmmod "$m" 2>&1) ||
-			{ echo "cannot unload $m ($(ls "/sys/module/$m/holders" 2>/dev/null)): $out"; return 1; }
-	done
-	core_opts="$*"
-	out=$({ modprobe ib_core "$@" && modprobe -a ib_uverbs rdma_ucm ib_cm rdma_cm &&
-		insmod "$ko" && timeout 60 rdma link add "$dev" type scire netdev eth0; } 2>&1) ||
-		{ echo "loading ib_core $*, scire and $dev failed: $out"; return 1; }
-	if [ "$scif" = 1 ]; then
-		out=$(insmod "$scif_ko" 2>&1) || { echo "insmod $scif_ko failed: $out"; return 1; }
-	fi
-	return 0
 }
 
 # Undo everything, whatever part of it was done; prints what fails.
@@ -129,8 +99,10 @@ teardown()
 	timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1
 	nvme_target_down
 	modprobe -r nvme-rdma 2>/dev/null
-	if [ -n "$core_opts" ] || ! rdma_has "$dev"; then
-		stack_reload || ok=1
+	if [ -n "$core_opts" ]; then
+		scire_reload --core || ok=1
+	elif ! rdma_has "$dev"; then
+		scire_reload || ok=1
 	fi
 	mods_unload_new "$base_mods" || ok=1
 	rm -rf "$run" /run/nvme-file.img
@@ -317,18 +289,13 @@ nvme_port_link || fail "cannot put the subsystem back on the port"
 
 host_up
 fio_bg
-s=$SECONDS
-out=$(timeout 120 rdma link delete "$dev" 2>&1) || { show_kmsg; fail "rdma link delete $dev under a live NVMe session failed or hung: $out"; }
-say "rdma link delete $dev under I/O: returned in $((SECONDS - s)) s"
-wait_for 30 ctrl_is gone || { show_kmsg; fail "$ctrl still there ($(nvme_ctrl_state "$ctrl")) 30 s after $dev went"; }
-wait_for 60 sh -c "! kill -0 $fio_pid" || { show_kmsg; fail "fio still runs 60 s after $dev went"; }
-wait "$fio_pid"
-say "$ctrl deleted by nvme-rdma's device removal; the fio in flight ended with status $?"
+link_delete_under_io "$dev" "$fio_pid" ctrl_is gone
+say "$ctrl deleted by nvme-rdma's device removal; the fio in flight ended with status $LINK_IO_STATUS"
 fio_pid="" ctrl=""
 nvme_port_unlink || fail "cannot remove the port's subsystem link"
 out=$(modprobe -r nvme-rdma nvmet-rdma 2>&1) || fail "nvme-rdma, nvmet-rdma do not unload after $dev went: $out"
-stack_reload force_mr=1 || fail "cannot reload the RDMA core with force_mr=1 (above)"
-need_dev_gid "$dev" >/dev/null || exit 1
+core_opts=force_mr=1
+scire_reload --core force_mr=1 || fail "cannot reload the RDMA core with force_mr=1 (above)"
 say "nvme_rdma, nvmet_rdma, scire and the RDMA core unloaded; ib_core force_mr=1, scire and $dev loaded"
 
 # --- ib_core force_mr=1 ---------------------------------------------------------------

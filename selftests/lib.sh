@@ -1304,19 +1304,58 @@ ulp_cm_qps()
 # block.
 fio_verify()
 {
-	local out where
+	local out
 
-	case $1 in
-	/*) where=--directory=$1 ;;
-	*) where=--filename=/dev/$1 ;;
-	esac
-	out=$(timeout 120 fio --name=verify "$where" --size="$2" --rw=randwrite \
+	out=$(timeout 120 fio --name=verify "$(fio_where "$1")" --size="$2" --rw=randwrite \
 		--bsrange=4k-1m --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c \
 		--verify_fatal=1 --do_verify=1 --randseed=$RANDOM 2>&1) || {
 		printf '%s\n' "$out" | tail -n 20
 		return 1
 	}
 	grep -E '^ *(WRITE|READ):' <<<"$out"
+}
+
+# fio_where WHERE: fio's option for WHERE, a block device's name, a
+# directory (see fio_verify) or a file.
+fio_where()
+{
+	if [ "${1#/}" = "$1" ]; then
+		echo "--filename=/dev/$1"
+	elif [ -f "$1" ]; then
+		echo "--filename=$1"
+	else
+		echo "--directory=$1"
+	fi
+}
+
+# io_busy DEV WHERE [FIO-OPTION...]: I/O in flight for a fault to land
+# in: fio writes random O_DIRECT blocks of 4 KiB to 1 MiB at depth 16 over
+# 32 MiB of WHERE (fio_where; FIO-OPTIONs added), paced at 8 MiB/s, for
+# up to 60 s, in the background, its output in IO_LOG. Sets IO_PID;
+# returns once RDMA device DEV has moved a MiB more. Fails the test
+# otherwise.
+IO_LOG=/run/scire-io-busy.log
+io_busy()
+{
+	local dev=$1 where=$2 m0
+
+	shift 2
+	m0=$(scire_moved "$dev")
+	fio --name=busy "$(fio_where "$where")" --size=32M --rw=randwrite --bsrange=4k-1m \
+		--ioengine=libaio --iodepth=16 --direct=1 --rate=,8m --time_based --runtime=60 "$@" >"$IO_LOG" 2>&1 &
+	IO_PID=$!
+	# shellcheck disable=SC2317 # called through wait_for
+	moved() { [ "$(scire_moved "$dev")" -gt $((m0 + (1 << 20))) ]; }
+	wait_for 30 moved || { cat "$IO_LOG"; fail "fio on $where moved nothing over $dev in 30 s"; }
+}
+
+# io_error: the first error fio's io_busy run reported (or "none").
+io_error()
+{
+	local e
+
+	e=$(grep -m1 -E 'error|err=' "$IO_LOG")
+	echo "${e:-none}"
 }
 
 # ulp_qps_on DEV MODULE...: each MODULE must have an rdma_cm ID with a QP
@@ -1354,6 +1393,82 @@ cq_pool_only()
 res_but_cq()
 {
 	rdma_res_counts "$1" | sed 's/cq=[0-9]* //'
+}
+
+# --- rdma link delete under a ULP's I/O (110-113) ------------------------------
+#
+# A storage ULP's RDMA device going under a live session (`rdma link
+# delete`, as a hot-unplugged HCA): the core calls each ib_client's
+# remove and rdma_cm sends DEVICE_REMOVAL to every rdma_cm ID on the
+# device, and the deletion returns only once every ULP has let go of it.
+# What an RDMA user expects: the deletion returns (a ULP keeping a
+# reference would hang it), the I/O in flight ends or fails (an error is
+# fine), the initiator's session is gone or waits in an error state it
+# can recover from, and the ULPs' modules and the driver can be unloaded
+# afterwards. A kernel warning or hung task fails the test (selftests/run).
+
+# link_delete_under_io DEV PID GONE...: with PID (the test's I/O over
+# RDMA device DEV, in the background) running, `rdma link delete DEV`
+# must return within 60 s and DEV leave `rdma link show`; then within
+# 30 s command GONE... (the test's sign that its ULP's device removal
+# ran) must succeed and PID end. Sets LINK_IO_STATUS to PID's exit
+# status. Fails the test (after its show_kmsg) otherwise.
+link_delete_under_io()
+{
+	local dev=$1 pid=$2 s out
+
+	shift 2
+	kill -0 "$pid" 2>/dev/null || fail "the I/O over $dev ended before $dev was deleted"
+	s=$SECONDS
+	out=$(timeout 60 rdma link delete "$dev" 2>&1) || {
+		show_kmsg
+		fail "rdma link delete $dev under I/O failed or did not return in 60 s: $out"
+	}
+	echo "rdma link delete $dev under I/O returned in $((SECONDS - s)) s"
+	! rdma_has "$dev" || fail "$dev still in rdma link show after its deletion: $(rdma link show)"
+	wait_for 30 "$@" || { show_kmsg; fail "30 s after $dev went, still not true: $*"; }
+	wait_for 30 pid_gone "$pid" || { show_kmsg; fail "the I/O over $dev still runs 30 s after $dev went"; }
+	wait "$pid"
+	LINK_IO_STATUS=$?
+	echo "the I/O in flight ended with status $LINK_IO_STATUS, $((SECONDS - s)) s after the deletion began"
+}
+
+# scire_reload [--core [IB_CORE_OPTION...]]: delete scire0 if it is
+# there, unload scire_scif and scire (with --core the RDMA core too), each
+# within 60 s; then load them again (the core with IB_CORE_OPTIONs, as the
+# VM's init does: ib_core's force_mr is a parameter only module load
+# sets), scire0 on eth0, scire_scif if it was loaded, and wait for
+# scire0's GID. Unloading scire proves no one holds it any more. Prints
+# what fails; status 1 then.
+# shellcheck disable=SC2120 # the options are optional
+scire_reload()
+{
+	local dir=${SCIRE_KO_DIR:-$SCIRE_ROOT}/kernel core=0 scif=0 mods=(scire_scif scire) m out
+
+	if [ "${1:-}" = --core ]; then
+		core=1
+		shift
+		mods+=(rdma_ucm ib_uverbs rdma_cm iw_cm ib_cm ib_core)
+	fi
+	[ -d /sys/module/scire_scif ] && scif=1
+	if rdma_has scire0; then
+		out=$(timeout 60 rdma link delete scire0 2>&1) || { echo "rdma link delete scire0: $out"; return 1; }
+	fi
+	for m in "${mods[@]}"; do
+		[ -d "/sys/module/$m" ] || continue
+		out=$(timeout 60 rmmod "$m" 2>&1) ||
+			{ echo "cannot unload $m ($(ls "/sys/module/$m/holders" 2>/dev/null)): $out"; return 1; }
+	done
+	if [ "$core" = 1 ]; then
+		out=$({ modprobe ib_core "$@" && modprobe -a ib_uverbs rdma_ucm ib_cm rdma_cm; } 2>&1) ||
+			{ echo "loading ib_core $* failed: $out"; return 1; }
+	fi
+	out=$({ insmod "$dir/scire.ko" && timeout 60 rdma link add scire0 type scire netdev eth0; } 2>&1) ||
+		{ echo "loading scire and scire0 on eth0 failed: $out"; return 1; }
+	if [ "$scif" = 1 ]; then
+		out=$(insmod "$dir/scif/scire_scif.ko" 2>&1) || { echo "insmod scire_scif.ko failed: $out"; return 1; }
+	fi
+	out=$(need_dev_gid scire0 2>&1) || { echo "$out"; return 1; }
 }
 
 # wire_bytes DEV: RDMA device DEV's byte counters, "TX RX LOCAL" (tx_bytes,

@@ -221,6 +221,20 @@ iser_login()
 	echo "logged in over iSER: SCSI host $ISER_HOST (iscsi_iser), disk $ISER_DISK ($((SECONDS - t0)) s in)"
 }
 
+# iser_session: the sysfs directory (class iscsi_session) of the session
+# iser_login made.
+iser_session()
+{
+	local d
+
+	for d in /sys/class/scsi_host/host"$ISER_HOST"/device/session*/iscsi_session/session*; do
+		[ -e "$d/state" ] || continue
+		echo "$d"
+		return 0
+	done
+	fail "no iSCSI session under SCSI host $ISER_HOST"
+}
+
 # iser_logout ADDR: log out of ADDR's portal; the SCSI host must go.
 iser_logout()
 {
