@@ -190,7 +190,13 @@ fault_under_io()
 	wait_for 20 ctrl_not live || { show_kmsg; fail "$what: $ctrl still live 20 s later"; }
 	echo "$what: $ctrl $(nvme_ctrl_state "$ctrl") after $((SECONDS - s)) s"
 	sleep "$secs"
-	kill -0 "$fio_pid" 2>/dev/null || fail "$what: fio ended while the path was down"
+	if ! kill -0 "$fio_pid" 2>/dev/null; then
+		wait "$fio_pid"
+		echo "fio's exit status: $?; its errors:"
+		cat "$run/fio.err"
+		show_kmsg
+		fail "$what: fio ended while the path was down"
+	fi
 	$restore || fail "$what: $restore failed"
 	s=$SECONDS
 	wait_for 60 ctrl_is live || { show_kmsg; fail "$what: $ctrl not live again 60 s after $restore"; }
