@@ -6,7 +6,7 @@
 # (which defines say, pair, perftest_value, RUNS, quick, scratch ...).
 #
 # CPU cost: in (a), (b) and (b') every good *_bw run's client goes through
-# bench/cpu-window.sh, which samples /proc/stat's busy ticks (user, nice,
+# cpu_window (below), which samples /proc/stat's busy ticks (user, nice,
 # system, irq, softirq; all CPUs) when perftest starts and ends its timed
 # window. After the run's line comes
 #
@@ -38,6 +38,59 @@
 
 # The client wrapper pair() puts in front of its client (empty: none).
 CPU_PRE=()
+# coreutils' stdbuf is this library in LD_PRELOAD: set it directly, one
+# exec less per run (under TCG every exec costs a tenth of a second).
+CPU_STDBUF=/usr/libexec/coreutils/libstdbuf.so
+
+# cpu_window STAMPS CMD [ARG...]: run the perftest bandwidth client CMD
+# with its stdout line-buffered (stderr joined to it) and copy its output
+# to stdout; when its result header ("#bytes ...") goes by, and then its
+# result line, append to STAMPS
+#
+#   start EPOCHREALTIME BUSY_TICKS
+#   end EPOCHREALTIME BUSY_TICKS
+#
+# BUSY_TICKS: user + nice + system + irq + softirq of all CPUs from
+# /proc/stat's "cpu" line, in USER_HZ ticks. perftest prints that header
+# right before its warm-up and timed window (-D) and the result right
+# after them, so the two stamps bracket the window. A function, not a
+# script: the runs it wraps are in init_net, and a bash started per run
+# would cost more than it measures; bash's read builtin reads /proc/stat
+# without forking. Exit status: CMD's.
+cpu_window()
+{
+	local stamps=$1 state=header line f1 f2
+
+	shift
+	: >"$stamps"
+	LD_PRELOAD=$CPU_STDBUF _STDBUF_O=L "$@" 2>&1 | while IFS= read -r line; do
+		case $state in
+		header)
+			case $line in
+			*'#bytes'*) cpu_stamp start "$stamps"; state=result ;;
+			esac
+			;;
+		result)
+			read -r f1 f2 _ <<<"$line"
+			case ${f1:-x}${f2:-x} in
+			*[!0-9]*) ;;
+			*) cpu_stamp end "$stamps"; state=over ;;
+			esac
+			;;
+		esac
+		printf '%s\n' "$line"
+	done
+	return "${PIPESTATUS[0]}"
+}
+
+# cpu_stamp WORD STAMPS: append "WORD EPOCHREALTIME BUSY_TICKS" to STAMPS.
+cpu_stamp()
+{
+	local user nice sys irq softirq
+
+	read -r _ user nice sys _ _ irq softirq _ </proc/stat
+	printf '%s %s %s\n' "$1" "$EPOCHREALTIME" $((user + nice + sys + irq + softirq)) >>"$2"
+}
 CPU_KEYS="a b b'"
 CPU_HZ=""
 
@@ -47,16 +100,18 @@ cpu_arm()
 {
 	CPU_PRE=()
 	case $2 in *_bw) ;; *) return 0 ;; esac
-	[ -z "${3:-}" ] && [ -z "$PAIR_DIR" ] || return 0
+	# Not tail runs, not on the pair; and in init_net only (a function
+	# cannot run under ip netns exec).
+	[ -z "${3:-}" ] && [ -z "$PAIR_DIR" ] && [ -z "$C_NS" ] || return 0
 	case " $CPU_KEYS " in *" $1 "*) ;; *) return 0 ;; esac
 	if [ -z "$CPU_HZ" ]; then
 		CPU_HZ=$(getconf CLK_TCK 2>/dev/null) || CPU_HZ=100
 		say "info cpu_hz $CPU_HZ"
-		command -v stdbuf >/dev/null || say "note $1 CPU cost not measured: no stdbuf in the guest"
+		[ -r "$CPU_STDBUF" ] || say "note $1 CPU cost not measured: no $CPU_STDBUF (coreutils' stdbuf) in the guest"
 	fi
-	command -v stdbuf >/dev/null || return 0
+	[ -r "$CPU_STDBUF" ] || return 0
 	rm -f "$scratch/cpu"
-	CPU_PRE=("$here/cpu-window.sh" "$scratch/cpu")
+	CPU_PRE=(cpu_window "$scratch/cpu")
 }
 
 # cpu_say KEY TOOL SIZE VALUE: the BENCH cpu line of the good run just
@@ -75,7 +130,7 @@ cpu_say()
 		esac
 	done <"$scratch/cpu" 2>/dev/null
 	if [ -z "$t0" ] || [ -z "$t1" ]; then
-		say "note $1 CPU cost of $2 $3: perftest's header or result line not seen by cpu-window.sh"
+		say "note $1 CPU cost of $2 $3: perftest's header or result line not seen by cpu_window"
 		return 0
 	fi
 	say "cpu $1 $2 $3 $((b1 - b0)) $CPU_HZ $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $it"
