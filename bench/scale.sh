@@ -180,6 +180,7 @@ scale()
 	local key=$1 dev=$2 gid=$3 start=$SECONDS n nqp mib reps out rc prog=$SCIRE_BUILD/bench/qp_scale
 	local qps secs kib slab dsecs us rest
 
+	CPU_PRE=()
 	if [ "$quick" = 1 ]; then
 		qps=4 nqp=128 mib=64 reps=1
 	else
