@@ -53,6 +53,12 @@
 # latency follows the matrix: ib_write_lat and ib_send_lat at 2 B and
 # 4 KiB with TAIL_ITERS iterations, perftest's t_typical (the median),
 # 99% and 99.9% percentiles (quick: one cell in (b) and (f)).
+# Issue 18 (bench/scale.sh): every bw run in (a), (b) and (b') samples
+# the guest's busy CPU ticks around perftest's timed window (CPU cost);
+# after their matrix, (b) on scire0 and (a) on rxe0 run ib_write_bw -q N
+# at 64 KiB (N = 4, 16, 64; quick: 4) and build/bench/qp_scale: 4,096
+# RC QPs created and connected (quick: 128), a 1 GiB MR registered
+# (quick: 64 MiB).
 # Every run prints one line on stdout, and
 # scripts/bench does the arithmetic (medians, ratios):
 #
@@ -66,6 +72,10 @@
 #   BENCH tail KEY TOOL SIZE P50 P99 P99.9   one good tail latency run
 #   BENCH tailfail KEY TOOL SIZE WHY         one failed one (as fail)
 #   BENCH note KEY TEXT            e.g. packets seen on the wire
+#   BENCH cpu KEY TOOL SIZE TICKS HZ SECS ITERS   busy CPU ticks around a
+#                                  good bw run's window (bench/scale.sh)
+#   BENCH scale KEY ROW N VALUE    a scale figure; BENCH scalefail KEY ROW
+#                                  N WHY when it failed (as fail)
 #   BENCH done SECONDS             (a pair boot: BENCH pairdone KEY SECONDS)
 #
 # VALUE: MiB/s (2^20 bytes/s) for *_bw and memcpy, t_typical in usec for
@@ -82,6 +92,8 @@ export SCIRE_ROOT=${SCIRE_ROOT:-$(dirname "$here")}
 export SCIRE_BUILD=${SCIRE_BUILD:-$SCIRE_ROOT/build}
 # shellcheck source=selftests/lib.sh
 . "$SCIRE_ROOT/selftests/lib.sh"
+# shellcheck source=bench/scale.sh
+. "$here/scale.sh"
 
 quick=0 only="" pair_key=""
 while [ $# -gt 0 ]; do
@@ -240,7 +252,7 @@ pair()
 
 	shift
 	srv=(timeout -k 5 "$tmo" "$tool" -d "$S_DEV" -x "$S_GID" -p "$PORT" "$@")
-	cli=(timeout -k 5 "$tmo" "$tool" -d "$C_DEV" -x "$C_GID" -p "$PORT" "$@" "$S_IP")
+	cli=("${CPU_PRE[@]}" timeout -k 5 "$tmo" "$tool" -d "$C_DEV" -x "$C_GID" -p "$PORT" "$@" "$S_IP")
 	# Not through in_ns: $! must be timeout itself (ip netns exec
 	# execs it) so that /proc/$!/net is the server's namespace.
 	if [ -n "$S_NS" ]; then
@@ -415,6 +427,7 @@ one_run()
 	ib_atomic_*) ;;
 	*) args+=(-s "$size") ;;
 	esac
+	cpu_arm "$key" "$tool" "$mode"
 	if [ -n "$PAIR_DIR" ]; then
 		why=$(duo "$tool" "${args[@]}")
 	else
@@ -441,6 +454,7 @@ one_run()
 	[ -z "$PAIR_DIR" ] || put verdict "$rc"
 	if [ "$rc" = 0 ]; then
 		say "$run $key $tool $size $val"
+		cpu_say "$key" "$tool" "$size" "$val"
 		return 0
 	fi
 	say "$fail $key $tool $size ${why:-$val}"
@@ -796,6 +810,7 @@ main()
 			perftest_for_scif b
 			# SCIF node 0 (no node table) talks to itself through scire0.
 			scif b "" "" 0
+			scale b scire0 "$gid"
 		else
 			say "skip b not among --only $only"
 		fi
@@ -957,6 +972,7 @@ main()
 			sides "" rxe0 "$gid" 127.0.0.1 "" rxe0 "$gid"
 			matrix a
 			tails a
+			scale a rxe0 "$gid"
 		fi
 		if rdma_has rxe0 && ! out=$(timeout 60 rdma link delete rxe0 2>&1); then
 			say "note a rdma link delete rxe0: $out"
