@@ -101,7 +101,7 @@ ulp_fio()
 # unloaded too). Rows in column KEY.
 ulp_nvme()
 {
-	local key=$1 dev=$2 addr=$3 ctrl ns err t0=$SECONDS
+	local key=$1 dev=$2 addr=$3 ctrl ns err t0=$SECONDS tx0=""
 
 	err=$scratch/nvme.err
 	if ! nvme_target_up "$addr" >"$err" 2>&1; then
@@ -114,7 +114,12 @@ ulp_nvme()
 		say "note $key NVMe-oF: nvme connect over $dev failed: $(tail -n 5 "$err" | tr '\n' ' ' | cut -c1-300)"
 		ulp_fail_rows "$key" "nvme connect over $dev failed"
 	else
+		# Which of scire's paths the ULP took: packets sent are the
+		# wire path's, the same-host fast path sends none.
+		dev_is_scire "$dev" && tx0=$(counter "$dev" tx_packets)
 		ulp_fio "$key" "$ns"
+		dev_is_scire "$dev" &&
+			say "note $key $dev tx_packets during NVMe-oF's fio jobs: $(delta "$tx0" "$(counter "$dev" tx_packets)")"
 		timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1 ||
 			say "note $key NVMe-oF: nvme disconnect failed"
 	fi
