@@ -3,7 +3,7 @@
 #
 # The guest half of `make bench`: scripts/bench boots the test VM with
 #
-#   bench/run-guest.sh [--quick] [--only KEYS]
+#   bench/run-guest.sh [--quick] [--only KEYS] [--siw KO]
 #
 # and then the VM pair (scripts/vm --pair) twice, once with rxe on both
 # hosts and once with scire, running on both hosts at once
@@ -11,7 +11,8 @@
 #   bench/run-guest.sh [--quick] --pair e|f
 #
 # --only KEYS (a list such as "a b'"): only those configurations (and
-# "memcpy" for the ceiling); the rest print a skip line.
+# "memcpy" for the ceiling, "nvme" for the NVMe-oF rows); the rest print
+# a skip line. --siw KO: the siw.ko to insmod for (h) (scripts/siw-ko).
 #
 # The one boot measures, in this order (so that rdma_rxe and
 # a scire device in init_net never both want UDP port 4791 there):
@@ -30,6 +31,12 @@
 #           ib_ipoib; iperf3 TCP over the veth itself (the ceiling), then
 #           over IPoIB in datagram and in connected mode (rows tcp_veth_bw,
 #           ipoib_ud_bw, ipoib_cm_bw; size: the interface's MTU)
+#   nullb, NVMe-oF and h (bench/ulp.sh, issue 18): fio on null_blk (the
+#           ceiling), then NVMe-oF (nvmet-rdma and nvme-rdma on one
+#           device) over scire0 (column b) and rxe0 (column a), then
+#   h       siw0 (Soft-iWARP, siw.ko built by scripts/siw-ko) on eth0
+#           talking to itself, perftest with rdma_cm (-R), and NVMe-oF
+#           over it; scire0 is added on eth0 again last
 #
 # and a pair boot (--pair) one of
 #
@@ -39,7 +46,8 @@
 #
 # with the perftest server on host a and its client on host b; then (not
 # with --quick) a few cells the other way round, server on b (keys e2,
-# f2). Each run's server and client meet through files in SCIRE_SHARED;
+# f2); then NVMe-oF, the target on host a and the host on host b (rows in
+# e, f). Each run's server and client meet through files in SCIRE_SHARED;
 # the client's host judges the run and prints its line.
 #
 # the perftest RC tools ib_{write,read,send,atomic}_{bw,lat} at each size
@@ -101,10 +109,14 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1; shift ;;
 	--only) [ $# -ge 2 ] || set -- --usage; only=$2; shift 2 ;;
 	--pair) [ $# -ge 2 ] || set -- --usage; pair_key=$2; shift 2 ;;
-	*) echo "usage: $0 [--quick] [--only KEYS] [--pair e|f]" >&2; exit 2 ;;
+	--siw) [ $# -ge 2 ] || set -- --usage; SIW_KO=$2; shift 2 ;;
+	*) echo "usage: $0 [--quick] [--only KEYS] [--pair e|f] [--siw KO]" >&2; exit 2 ;;
 	esac
 done
 case $pair_key in "" | e | f) ;; *) echo "$0: --pair takes e or f" >&2; exit 2 ;; esac
+# siw (h) and the NVMe-oF rows: ulp_main, ulp_pair.
+# shellcheck source=bench/ulp.sh
+. "$here/ulp.sh"
 # On the VM pair, scripts/vm --pair sets these (see scripts/vm-pair).
 SCIRE_HOST=${SCIRE_HOST:-} SCIRE_PEER=${SCIRE_PEER:-} SCIRE_SHARED=${SCIRE_SHARED:-}
 if [ -n "$pair_key" ] && { [ -z "$SCIRE_HOST" ] || [ -z "$SCIRE_SHARED" ]; }; then
@@ -738,6 +750,7 @@ pair_main()
 		done
 	fi
 	say_a "note ${key}2 took $((SECONDS - t0r)) s"
+	ulp_pair "$key"
 	psync end || say "note $key host $SCIRE_HOST: the other host never reached the end"
 	say_a "pairdone $key $((SECONDS - t0))"
 	rm -rf "$scratch"
@@ -996,6 +1009,8 @@ main()
 			say "note d veth packets during (d): $(delta "$tx0" "$(netdev_tx "$TOPO_NS_B" "$TOPO_IF_B")") sent by $TOPO_IF_B (scire)"
 		)
 	)
+
+	ulp_main
 
 	rm -rf "$scratch"
 	say "done $((SECONDS - t0))"
