@@ -27,7 +27,8 @@
 # it still answers an SMP to its own LID. The runner fails the test on
 # any kernel WARNING, BUG or KASAN report.
 #
-# Environment: FUZZ_SECONDS (the random stream, default 20), FUZZ_SEED
+# Environment: FUZZ_SECONDS (the random stream, default 20; 12 in make
+# check's debug boot), FUZZ_SEED
 # (replay a stream; default fresh, printed).
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -43,7 +44,8 @@ fuzzer=$(cd "$(dirname "$0")" && pwd)/scire_fuzz_ib.py
 ns=$IB_NS ipa=$IB_IP_A ipb=$IB_IP_B
 # The fuzzer needs a key whose last byte is not 0 (see its --mkey).
 mkey=0x5c1e0000000000f1
-secs=${FUZZ_SECONDS:-20}
+# make check's debug boot (debug_quick): 12 s, for its time budget.
+secs=${FUZZ_SECONDS:-$(debug_quick && echo 12 || echo 20)}
 seed=${FUZZ_SEED:-}
 osm_pid='' fz_pid=''
 work=$(mktemp -d)
