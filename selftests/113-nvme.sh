@@ -143,9 +143,6 @@ verified()
 	nvme_fio "$d" "$s" "$@" || { show_kmsg; fail "fio write+verify on $d ($what) failed"; }
 }
 
-# shellcheck disable=SC2317 # called through wait_for
-moved_since() { [ "$(scire_moved "$dev")" -gt $(($1 + (1 << 20))) ]; }
-
 # fio_bg: nvme_fio over $size of namespace 1 in the background, writes paced
 # at 8 MiB/s (a write phase of about 4 s); returns once a MiB has moved.
 fio_bg()
@@ -155,7 +152,7 @@ fio_bg()
 	m0=$(scire_moved "$dev")
 	nvme_fio "$ns1" "$size" --rate=,8m 2>"$run/fio.err" &
 	fio_pid=$!
-	wait_for 30 moved_since "$m0" || { cat "$run/fio.err"; fail "fio moved nothing over $dev in 30 s"; }
+	wait_for 30 moved_since "$dev" "$m0" || { cat "$run/fio.err"; fail "fio moved nothing over $dev in 30 s"; }
 }
 
 # fio_end WHAT: wait for fio_bg's run; it must have verified its blocks.

@@ -1289,6 +1289,10 @@ scire_moved()
 	echo $(($(rdma_counter "$1" tx_bytes) + $(rdma_counter "$1" local_bytes)))
 }
 
+# moved_since DEV BYTES: has RDMA device DEV moved more than a MiB beyond
+# BYTES (an earlier scire_moved DEV)? For wait_for: I/O has started.
+moved_since() { [ "$(scire_moved "$1")" -gt $(($2 + (1 << 20))) ]; }
+
 # ulp_cm_qps DEV MODULE: print the rdma_cm IDs of kernel module MODULE
 # with a QP on RDMA device DEV (lines of rdma resource show cm_id).
 ulp_cm_qps()
@@ -1344,9 +1348,7 @@ io_busy()
 	fio --name=busy "$(fio_where "$where")" --size=32M --rw=randwrite --bsrange=4k-1m \
 		--ioengine=libaio --iodepth=16 --direct=1 --rate=,8m --time_based --runtime=60 "$@" >"$IO_LOG" 2>&1 &
 	IO_PID=$!
-	# shellcheck disable=SC2317 # called through wait_for
-	moved() { [ "$(scire_moved "$dev")" -gt $((m0 + (1 << 20))) ]; }
-	wait_for 30 moved || { cat "$IO_LOG"; fail "fio on $where moved nothing over $dev in 30 s"; }
+	wait_for 30 moved_since "$dev" "$m0" || { cat "$IO_LOG"; fail "fio on $where moved nothing over $dev in 30 s"; }
 }
 
 # io_error: the first error fio's io_busy run reported (or "none").
