@@ -245,6 +245,8 @@ static inline int t_qp_state(struct ibv_qp *qp)
 
 /* The rnr_retry t_rc_connect() sets (7: retry for ever). */
 static int t_rnr_retry = 7;
+/* Local ACK timeout (IBA 9.7.6.1.3: 4.096 us * 2^timeout), 14 is 67 ms. */
+static int t_qp_timeout = 14;
 
 /*
  * Move qp (in any state) through RESET, INIT, RTR to RTS, connected to QP
@@ -299,7 +301,7 @@ static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t r
 
 	a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,
+		.timeout = t_qp_timeout,
 		.retry_cnt = 7,
 		.rnr_retry = t_rnr_retry,
 		.sq_psn = sq_psn & 0xffffff,
