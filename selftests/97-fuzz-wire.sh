@@ -19,7 +19,9 @@
 # Environment: FUZZ_SECONDS (total budget, default 40), FUZZ_PACKETS (total
 # packet cap, default none), FUZZ_SEED (a seed to replay; default: fresh,
 # printed), FUZZ_JOBS (injecting processes, default one per CPU; with 1 a
-# seed replays the exact packet stream).
+# seed replays the exact packet stream), FUZZ_MIN_PACKETS (how many packets
+# scireB must have received; default 1,000,000 on the stock kernel with the
+# default budget, see below).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -32,6 +34,18 @@ pkts=${FUZZ_PACKETS:-}
 seed=${FUZZ_SEED:-}
 # One injector per CPU: the victim's receive path runs on the sender's.
 jobs=${FUZZ_JOBS:-$(nproc)}
+# The issue's target: 1,000,000 packets per make check, which the stock
+# kernel's boot delivers (about 34,000/s here: 1.3-1.6 million in 40 s).
+# The debug kernel takes about 2,000/s under KASAN and lockdep, and a
+# budget or cap given by hand is the caller's: those only need packets to
+# arrive (checked below).
+if [ -n "${FUZZ_MIN_PACKETS:-}" ]; then
+	floor=$FUZZ_MIN_PACKETS
+elif [ "${SCIRE_KERNEL:-stock}" = debug ] || [ -n "${FUZZ_SECONDS:-}$pkts" ]; then
+	floor=1
+else
+	floor=1000000
+fi
 
 trap topo_teardown EXIT
 topo_scire_pair 9000
@@ -72,6 +86,9 @@ echo "$TOPO_DEV_B received $((rx + drop + icrc)) packets in $((SECONDS - start))
 	"$rx passed the header and ICRC checks, $drop dropped, $icrc with a wrong ICRC"
 if [ "$rx" -le 0 ] || [ "$icrc" -le 0 ]; then
 	failed+=("$TOPO_DEV_B's rx_packets or icrc_errors did not grow: the packets did not reach it")
+fi
+if [ $((rx + drop + icrc)) -lt "$floor" ]; then
+	failed+=("$TOPO_DEV_B received $((rx + drop + icrc)) packets, fewer than the $floor asked for (FUZZ_MIN_PACKETS)")
 fi
 # The program has exited: everything it created must be gone.
 for d in "$TOPO_DEV_A:$res_a" "$TOPO_DEV_B:$res_b"; do
