@@ -681,10 +681,11 @@ struct scire_ah {
  * @mlid:	scire_ib: the group's multicast LID, given by the SA with
  *		the MGID (IBA 15.2.5.17); 0 on RoCE.
  * @num_qp:	entries in @qp.
- * @qp:		the attached QPs. A QP is detached before it is destroyed
- *		(the core holds a use count per attachment), so a pointer
- *		read under RCU stays valid until the reader's grace period
- *		ends; receivers take a reference with refcount_inc_not_zero().
+ * @qp:		the attached QPs' reference counts. A QP is detached before
+ *		it is destroyed (the core holds a use count per attachment),
+ *		but a receiver under RCU may still read an older copy of the
+ *		group: it takes a reference with refcount_inc_not_zero()
+ *		before it touches the QP (struct scire_qp_ref).
  * @rcu:	defers the free past receivers.
  */
 struct scire_mcg {
@@ -692,7 +693,7 @@ struct scire_mcg {
 	union ib_gid mgid;
 	u16 mlid;
 	u32 num_qp;
-	struct scire_qp *qp[SCIRE_MAX_MCG_QP];
+	struct scire_qp_ref *qp[SCIRE_MAX_MCG_QP];
 	struct rcu_head rcu;
 };
 
@@ -789,12 +790,33 @@ enum scire_qp_pending {
 };
 
 /**
+ * struct scire_qp_ref - the reference count of a QP, in memory of its own.
+ * @count:	held by the QP table and by every packet or timer in flight
+ *		that looked the QP up; destroy_qp waits for it to reach
+ *		zero, and it never rises again from there.
+ * @qp:		the QP; only to be used while holding a reference.
+ * @rcu:	frees this a grace period after destroy_qp.
+ *
+ * The core frees a QP as soon as destroy_qp returns, without waiting for
+ * RCU readers. The QP table (qp_xa) and multicast groups are read under
+ * RCU, so what they hold is this and not the QP: a reader may still find
+ * it after the QP is gone, sees @count at zero, and leaves @qp alone.
+ * (destroy_qp would otherwise wait for a grace period: 17 ms each under
+ * TCG, a minute for 4,096 QPs.)
+ */
+struct scire_qp_ref {
+	refcount_t count;
+	struct scire_qp *qp;
+	struct rcu_head rcu;
+};
+
+/**
  * struct scire_qp - queue pair.
  * @ibqp:	the core QP; must stay first.
  * @sdev:	the device.
- * @ref:	held by the QP table and by every packet or timer in flight
- *		that looked the QP up; destroy waits for @released.
- * @released:	completed when @ref drops to zero.
+ * @ref:	the QP's reference count (struct scire_qp_ref); destroy
+ *		waits for @released.
+ * @released:	completed when @ref's count drops to zero.
  * @mutex:	serialises modify_qp, query_qp and destroy_qp (process
  *		context).
  * @work_mutex:	held by @work for each run, and by modify_qp while it
@@ -865,7 +887,7 @@ enum scire_qp_pending {
 struct scire_qp {
 	struct ib_qp ibqp;
 	struct scire_dev *sdev;
-	refcount_t ref;
+	struct scire_qp_ref *ref;
 	struct completion released;
 	struct mutex mutex;	/* see above */
 	struct mutex work_mutex;	/* see above */

@@ -42,7 +42,7 @@ static int scire_mcg_index(const struct scire_mcg *mcg,
 	u32 i;
 
 	for (i = 0; i < mcg->num_qp; i++)
-		if (mcg->qp[i] == qp)
+		if (mcg->qp[i] == qp->ref)
 			return i;
 	return -1;
 }
@@ -162,7 +162,7 @@ int scire_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		}
 		sdev->num_mcg++;
 	}
-	new->qp[new->num_qp++] = qp;
+	new->qp[new->num_qp++] = qp->ref;
 	sdev->num_mcg_attach++;
 	scire_mcg_replace(sdev, old, new);
 	ret = 0;
@@ -264,10 +264,13 @@ void scire_mcast_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	while (n < ARRAY_SIZE(targets) &&
 	       (mcg = scire_mcg_match(sdev, mgid, mlid, mcg))) {
 		for (i = 0; i < mcg->num_qp && n < ARRAY_SIZE(targets); i++) {
-			for (j = 0; j < n && targets[j] != mcg->qp[i]; j++)
+			struct scire_qp_ref *ref = mcg->qp[i];
+
+			/* A QP of several matching groups gets one copy. */
+			for (j = 0; j < n && targets[j]->ref != ref; j++)
 				;
-			if (j == n && refcount_inc_not_zero(&mcg->qp[i]->ref))
-				targets[n++] = mcg->qp[i];
+			if (j == n && refcount_inc_not_zero(&ref->count))
+				targets[n++] = ref->qp;
 		}
 	}
 

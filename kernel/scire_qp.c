@@ -447,12 +447,13 @@ void scire_qp_sq_drained(struct scire_qp *qp)
  */
 struct scire_qp *scire_qp_get(struct scire_dev *sdev, u32 qpn)
 {
-	struct scire_qp *qp;
+	struct scire_qp_ref *ref;
+	struct scire_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&sdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	ref = xa_load(&sdev->qp_xa, qpn);
+	if (ref && refcount_inc_not_zero(&ref->count))
+		qp = ref->qp;
 	rcu_read_unlock();
 	return qp;
 }
@@ -465,7 +466,7 @@ struct scire_qp *scire_qp_get(struct scire_dev *sdev, u32 qpn)
  */
 void scire_qp_put(struct scire_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->ref->count))
 		complete(&qp->released);
 }
 
@@ -481,7 +482,7 @@ static bool scire_runset_add(struct scire_runset *rs, struct scire_qp *qp)
 		if (rs->qp[i % SCIRE_RUNSET_SIZE] == qp)
 			return true;
 	if (rs->tail - rs->head >= SCIRE_RUNSET_SIZE ||
-	    !refcount_inc_not_zero(&qp->ref))
+	    !refcount_inc_not_zero(&qp->ref->count))
 		return false;
 	rs->qp[rs->tail++ % SCIRE_RUNSET_SIZE] = qp;
 	return true;
@@ -944,7 +945,8 @@ static void scire_qp_run_all(struct scire_qp *qp, bool doorbell)
 	struct scire_runset rs = { };
 
 	/* A work item may run while destroy_qp waits for the last reference. */
-	if (!READ_ONCE(scire_fast_path) || !refcount_inc_not_zero(&qp->ref)) {
+	if (!READ_ONCE(scire_fast_path) ||
+	    !refcount_inc_not_zero(&qp->ref->count)) {
 		scire_qp_run_again(qp, doorbell, false);
 		return;
 	}
@@ -1556,7 +1558,13 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	qp->sdev = sdev;
-	refcount_set(&qp->ref, 1);
+	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL);
+	if (!qp->ref) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	refcount_set(&qp->ref->count, 1);
+	qp->ref->qp = qp;
 	init_completion(&qp->released);
 	mutex_init(&qp->mutex);
 	mutex_init(&qp->work_mutex);
@@ -1614,7 +1622,7 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_resp;
 	}
 
-	ret = xa_err(xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL));
+	ret = xa_err(xa_store(&sdev->qp_xa, qpn, qp->ref, GFP_KERNEL));
 	if (ret)
 		goto err_resp;
 
@@ -1634,6 +1642,7 @@ err_sq:
 err_mutex:
 	mutex_destroy(&qp->work_mutex);
 	mutex_destroy(&qp->mutex);
+	kfree(qp->ref);
 err_count:
 	atomic_dec(&sdev->num_qp);
 	return ret;
@@ -1647,9 +1656,10 @@ err_count:
  * Outstanding WQEs are dropped without completions. The QP number stops
  * resolving at once; the call then waits for the work item, the timers and
  * every packet holding a reference, so nothing touches the QP after it
- * returns.
+ * returns. Lookups under RCU that still find it find its reference count
+ * at zero (struct scire_qp_ref), freed a grace period later.
  *
- * Context: process context, may sleep (an RCU grace period at least).
+ * Context: process context, may sleep.
  * Return: 0.
  */
 int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
@@ -1661,11 +1671,6 @@ int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	scire_qp_stop(qp);
 
-	/*
-	 * The core frees the QP without waiting for RCU: let every lookup
-	 * that may have found it finish, with or without a reference.
-	 */
-	synchronize_rcu();
 	scire_qp_put(qp);
 	wait_for_completion(&qp->released);
 	/* Packets those references delivered may have kicked it again. */
@@ -1680,6 +1685,8 @@ int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	mutex_destroy(&qp->work_mutex);
 	mutex_destroy(&qp->mutex);
+	/* Readers under RCU may still look at the count, never at the QP. */
+	kfree_rcu(qp->ref, rcu);
 	atomic_dec(&sdev->num_qp);
 	return 0;
 }
