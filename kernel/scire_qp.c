@@ -36,9 +36,10 @@
  * if the context is still held, i.e. by a holder whose test of KICK is
  * still to come. A process-context run that takes work_mutex but finds
  * the bit held lets go of the mutex and sets KICK like any other loser.
- * A softirq run hands a QP it must not run (not RTR, RTS or SQD, a
- * same-host requester, nesting too deep, short of memory) to the work
- * item, which runs it in process context.
+ * A softirq run hands a QP it must not run (not RTR, RTS or SQD, nesting
+ * too deep, short of memory) to the work item, which runs it in process
+ * context. A kernel QP's post_send runs it as a softirq run does, BHs
+ * off, where the poster's context allows (scire_qp_post_run()).
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -510,6 +511,27 @@ static void scire_qp_run_bh(struct scire_qp *qp)
 	(*depth)--;
 }
 
+/*
+ * Run a kernel QP whose SQ (or, in ERR, RQ) was just posted to. Kernel
+ * posters may be in any context: where softirqs could run (not in a
+ * hardirq or NMI, interrupts on) the QP runs here as a softirq run would,
+ * BHs off (scire_qp_run_bh()), so what was posted goes out, and a
+ * same-host peer answers, without waking the work item; that is the hop
+ * rxe's kernel QPs avoid with a tasklet. A CQ event it raises calls the
+ * CQ's comp_handler here, as a softirq run's would. Anywhere else, and
+ * for whatever the run leaves, the work item runs it.
+ */
+static void scire_qp_post_run(struct scire_qp *qp)
+{
+	if (in_hardirq() || in_nmi() || irqs_disabled()) {
+		scire_qp_kick(qp);
+		return;
+	}
+	local_bh_disable();
+	scire_qp_run_bh(qp);
+	local_bh_enable();
+}
+
 /**
  * scire_qp_rcv() - hand a received packet to the QP's execution context.
  * @qp: the destination QP, held by the caller.
@@ -791,9 +813,9 @@ static void scire_qp_run_unlock(struct scire_qp *qp, bool bh)
  * tries once more; a run clears the bit when it starts, and looks at it
  * again once it has let go of the context.
  *
- * A softirq run only handles a QP whose receive and send paths are the
- * wire's (RTR, RTS or SQD, no same-host requester, which takes its peer's
- * work_mutex); anything else it hands to the work item.
+ * A softirq run only handles a QP in RTR, RTS or SQD; anything else it
+ * hands to the work item. Its requester sends same-host units, not
+ * direct requests (which take the peer's work_mutex, scire_req_direct()).
  *
  * @rs, if not NULL, collects the QPs this run sends same-host packets to;
  * its first QP is the one the run set was started for.
@@ -838,8 +860,8 @@ static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
 		}
 	}
 	state = READ_ONCE(qp->state);
-	if (bh && ((state != IB_QPS_RTR && state != IB_QPS_RTS &&
-		    state != IB_QPS_SQD) || qp->req.local)) {
+	if (bh && state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD) {
 		/* The caller kicks the work item, which runs it instead. */
 		scire_qp_run_unlock(qp, bh);
 		return true;
@@ -1853,10 +1875,14 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
  *	SGEs' data (kernel virtual addresses) into the WQE.
  * @bad_wr: on failure, the first request not posted.
  *
- * Requests are written to the SQ ring in order and the work item is kicked.
- * In ERR they are accepted and then flushed with IB_WC_WR_FLUSH_ERR.
+ * Requests are written to the SQ ring in order, then the QP runs: here,
+ * BHs disabled, unless the caller is in a hardirq or has interrupts off
+ * (scire_qp_post_run()), or in its work item. In ERR they are accepted
+ * and then flushed with IB_WC_WR_FLUSH_ERR.
  *
- * Context: any; takes the SQ lock with interrupts saved.
+ * Context: any; takes the SQ lock with interrupts saved. Outside a
+ * hardirq with interrupts on, completions the run makes may call a CQ's
+ * comp_handler before this returns.
  * Return: 0; -EINVAL for a QP in RESET, a user QP, an unsupported opcode or
  * send flag, too many SGEs or too much inline data; -ENOMEM when the SQ is
  * full.
@@ -1899,7 +1925,7 @@ int scire_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (ret)
 		*bad_wr = wr;
-	scire_qp_kick(qp);
+	scire_qp_post_run(qp);
 	return ret;
 }
 

@@ -915,7 +915,11 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 	struct scire_qp *peer;
 	int ret;
 
-	if (!req->local || qp->ibqp.qp_type != IB_QPT_RC ||
+	/*
+	 * Not from a softirq run: the peer's context is taken with its
+	 * work_mutex (scire_qp_direct_lock()). Units work everywhere.
+	 */
+	if (!req->local || qp->run_atomic || qp->ibqp.qp_type != IB_QPT_RC ||
 	    (info->kind != SCIRE_REQ_K_SEND && info->kind != SCIRE_REQ_K_WRITE) ||
 	    qp->sq.consumer != index || w->first_psn != w->last_psn ||
 	    req->comp_psn != psn || req->hi_psn != psn)
