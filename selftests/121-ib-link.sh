@@ -115,8 +115,11 @@ echo "ok: opensm on sib0: both ports ACTIVE, LIDs $la and $lb, SM at $la"
 
 topo=$(ibnetdiscover -C sib0 2>/dev/null)
 [ "$(grep -c '^Ca' <<<"$topo")" = 2 ] || fail "ibnetdiscover did not find two CAs:"$'\n'"$topo"
+# ibnetdiscover prints GUIDs without leading zeros (caguid=0x88c2d...).
 for g in "$ga" "$gb"; do
-	grep -q "caguid=$g" <<<"$topo" || fail "ibnetdiscover lacks $g:"$'\n'"$topo"
+	u=${g#0x}
+	grep -q "caguid=0x${u#"${u%%[!0]*}"}\$" <<<"$topo" ||
+		fail "ibnetdiscover lacks $g:"$'\n'"$topo"
 done
 sa=$(saquery -C sib1 -N) || fail "saquery NodeRecords from sib1 failed"
 for g in "$ga" "$gb"; do

@@ -118,8 +118,11 @@ if [ "$lid" = 0 ] || [ "$lid" = "$peer_lid" ]; then
 fi
 topo=$(ibnetdiscover -C sib 2>&1) || bad "ibnetdiscover failed"
 [ "$(grep -c '^Ca' <<<"$topo")" = 2 ] || bad "ibnetdiscover did not list two CAs"
+# ibnetdiscover prints GUIDs without leading zeros (caguid=0x88c2d...).
 for g in "$guid" "$peer_guid"; do
-	grep -q "caguid=$g" <<<"$topo" || bad "ibnetdiscover lacks node GUID $g"
+	u=${g#0x}
+	grep -q "caguid=0x${u#"${u%%[!0]*}"}\$" <<<"$topo" ||
+		bad "ibnetdiscover lacks node GUID $g"
 done
 ni=$(smpquery -C sib nodeinfo "$peer_lid" 2>&1) || bad "smpquery nodeinfo $peer_lid failed"
 [ "$(dotted Guid "$ni")" = "$peer_guid" ] ||
