@@ -393,7 +393,13 @@ static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
 			!scire_rcv_path_ok(qp, skb, ipv6))
 		scire_net_drop(sdev, skb, SCIRE_DROP_QP_PATH);
 	else
-		scire_qp_rcv(qp, skb, rs, !from);
+		/*
+		 * A wire packet comes in a softirq or the loopback, BHs off; a
+		 * unit from a process-context run (no BHs off: its work item
+		 * or run set takes it) or from a softirq run (BHs off: it runs
+		 * here, nesting bounded, as a wire packet's QP does).
+		 */
+		scire_qp_rcv(qp, skb, rs, !from || in_softirq());
 	if (qp)
 		scire_qp_put(qp);
 }
@@ -532,7 +538,8 @@ void scire_net_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb)
  * is the BTH, the headers are linear, the payload (no pad, no ICRC) may be
  * in page fragments. Only RC and UC QPs exchange units. Consumes @skb.
  *
- * Context: process context, under RCU (keeps @sdev alive).
+ * Context: a QP's run in process context, or a softirq run (BHs off, as
+ * after a kernel QP's post_send), under RCU (keeps @sdev alive).
  */
 static void scire_rcv_unit(struct scire_dev *sdev, struct sk_buff *skb,
 			   const struct scire_av *from,
