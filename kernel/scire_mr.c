@@ -1404,9 +1404,25 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge)
 	return sum;
 }
 
+/*
+ * The page behind kernel virtual address @va of a DMA or fast-reg MR, if
+ * it may be referenced from an skb: in the linear map, not slab, not free
+ * (sendpage_ok(), the test nvme-tcp makes before it sends pages without
+ * copying them). NULL otherwise: the caller copies.
+ */
+static struct page *scire_kva_page(const void *va)
+{
+	struct page *page;
+
+	if (!virt_addr_valid(va))
+		return NULL;
+	page = virt_to_page(va);
+	return sendpage_ok(page) ? page : NULL;
+}
+
 /**
- * scire_mr_frags() - append a range of a user MR to an skb as page
- * fragments, without copying it.
+ * scire_mr_frags() - append a range of an MR to an skb as page fragments,
+ * without copying it.
  * @mr: an MR held from scire_mr_lookup(), which checked the range and
  *	rights for reading.
  * @iova: first byte in the MR's address space.
@@ -1414,16 +1430,18 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge)
  *	 readable until the skb is freed, even if the MR is deregistered.
  * @len: bytes to append.
  *
- * Only user MRs are pinned page lists whose pages may be referenced like
- * this; kernel memory (DMA and fast-reg MRs) may be slab and is copied by
- * the caller instead.
+ * A user MR's pages are pinned. The pages of a DMA or fast-reg MR (kernel
+ * memory: a ULP's buffer, pages a SCIF window pinned) are taken only where
+ * they are whole pages of the linear map; slab memory (kmalloc'd buffers)
+ * or vmalloc memory anywhere in the range makes the call fail, and the
+ * caller copies the bytes instead.
  *
  * Context: any; no sleeping.
- * Return: 0; -EOPNOTSUPP for an MR that is not a user MR; -E2BIG when the
- * skb runs out of fragment slots (all but one of MAX_SKB_FRAGS: the last
- * is kept for the pad and ICRC of a wire packet); an error of the range
- * check as scire_mr_copy(). On error the skb may hold some of the range:
- * the caller drops it.
+ * Return: 0; -EOPNOTSUPP for kernel memory that cannot be referenced so;
+ * -E2BIG when the skb runs out of fragment slots (all but one of
+ * MAX_SKB_FRAGS: the last is kept for the pad and ICRC of a wire packet);
+ * an error of the range check as scire_mr_copy(). On error the skb may
+ * hold some of the range: the caller drops it.
  */
 int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 		   u32 len)
@@ -1431,8 +1449,6 @@ int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 	u64 start = READ_ONCE(mr->iova), off = iova - start;
 	int ret;
 
-	if (mr->type != SCIRE_MR_USER)
-		return -EOPNOTSUPP;
 	ret = scire_mr_io_check(mr, start, iova, len, false);
 	if (ret)
 		return ret;
@@ -1440,11 +1456,32 @@ int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 	while (len) {
 		unsigned int in_page, n, i = skb_shinfo(skb)->nr_frags;
 		struct page *page;
+		u64 room = U64_MAX;
+		void *va;
 
-		page = scire_user_page(mr, off, &in_page);
-		if (!page)
-			return -EFAULT;
-		n = min_t(u32, len, PAGE_SIZE - in_page);
+		switch (mr->type) {
+		case SCIRE_MR_USER:
+			page = scire_user_page(mr, off, &in_page);
+			if (!page)
+				return -EFAULT;
+			break;
+		case SCIRE_MR_DMA:
+		case SCIRE_MR_FAST:
+			/* A DMA MR's addresses are kernel virtual ones. */
+			va = mr->type == SCIRE_MR_DMA ?
+			     (void *)(uintptr_t)(start + off) :
+			     scire_fast_va(mr, off, &room);
+			if (!va)
+				return -EFAULT;
+			page = scire_kva_page(va);
+			if (!page)
+				return -EOPNOTSUPP;
+			in_page = offset_in_page(va);
+			break;
+		default:
+			return -EINVAL;
+		}
+		n = min_t(u64, min_t(u32, len, PAGE_SIZE - in_page), room);
 		if (i && skb_can_coalesce(skb, i, page, in_page)) {
 			skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
 			skb->len += n;
