@@ -118,14 +118,56 @@ window()
 
 	kill -0 "$2" 2>/dev/null || warn "$1: the workload ended before the window began"
 	ctr_snap >"$scratch/ctr0"
+	task_snap >"$scratch/task0"
 	s0=$(stat_snap)
-	perf record -q -a -g -e cpu-clock -F 999 -o "$DATA/$1.data" -- sleep "$SECS" 2>"$scratch/perf.err" ||
+	perf record -q -B -a -g -e cpu-clock -F 999 -o "$DATA/$1.data" -- sleep "$SECS" 2>"$scratch/perf.err" ||
 		warn "perf record for $1: $(tail -n 3 "$scratch/perf.err" | tr '\n' ' ')"
 	s1=$(stat_snap)
+	task_snap >"$scratch/task1"
 	ctr_snap >"$scratch/ctr1"
 	kill -0 "$2" 2>/dev/null || warn "$1: the workload ended before the window did: the profile's tail is not the workload's"
 	STAT_LINE="$(stat_say "$s0" "$s1")
-RDMA counters over the window (what grew): $(ctr_delta "$scratch/ctr0" "$scratch/ctr1")"
+RDMA counters over the window (what grew): $(ctr_delta "$scratch/ctr0" "$scratch/ctr1")
+Run time by thread over the window (schedstat: exact, not sampled; a softirq is charged to the task it interrupted, the idle task's own is not counted):
+$(task_delta "$scratch/task0" "$scratch/task1")"
+	IDLE_STAT=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y)
+		for (i = 1; i <= 8; i++) t += y[i] - x[i]
+		printf "%.1f", t > 0 ? 100 * (y[4] - x[4] + y[5] - x[5]) / t : 0 }')
+}
+
+# task_snap: "RUN_NS COMM" of every thread (its schedstat's first field).
+task_snap()
+{
+	local d c r
+
+	for d in /proc/[0-9]*/task/[0-9]*; do
+		read -r r _ <"$d/schedstat" 2>/dev/null && read -r c <"$d/comm" 2>/dev/null &&
+			printf '%s %s %s\n' "${d##*/}" "$r" "$c"
+	done
+}
+
+# task_delta BEFORE AFTER: the run time of the threads between two
+# task_snaps, summed by command (kworker/N:M-queue as kworker-queue),
+# as a share of the window's wall time on one vCPU.
+task_delta()
+{
+	awk -v secs="$SECS" 'NR == FNR { v[$1] = $2; next }
+	{
+		c = $3
+		for (i = 4; i <= NF; i++)
+			c = c " " $i
+		sub(/^kworker\/[0-9u]+:[0-9]+H?/, "kworker", c)
+		sub(/\/[0-9]+$/, "", c)
+		d = $2 - ($1 in v ? v[$1] : 0)
+		if (d > 0) { t[c] += d; all += d }
+	}
+	END {
+		for (c in t)
+			if (t[c] >= 1e6)
+				printf "  %7.1f ms  %5.1f%% of a vCPU  %s\n", t[c] / 1e6, 100 * t[c] / 1e9 / secs, c | "sort -rn | head -n 12"
+		close("sort -rn | head -n 12")
+		printf "  %7.1f ms in all threads (%.1f%% of the window on %d vCPUs)\n", all / 1e6, 100 * all / 1e9 / secs / ncpu, ncpu
+	}' ncpu="$(nproc)" "$1" "$2"
 }
 
 # ctr_snap: "DEV NAME VALUE" for every counter of every RDMA device.
@@ -242,7 +284,13 @@ report()
 	perf report -i "$f" --no-children --sort comm --stdio -g none --percent-limit 0.5 2>/dev/null |
 		grep -v -e '^#' -e '^$' | head -n 15
 	say "$1: by context (call chains: softirq frames, idle loop, kworker, process)"
-	contexts "$f"
+	contexts "$f" | tee "$scratch/ctx"
+	awk -v st="$IDLE_STAT" '$NF == "idle" && $3 == "idle" { p = $1 + 0 }
+	END {
+		d = p - st
+		if (d > 15 || d < -15)
+			printf "=== NOTE: perf sees %.1f%% idle, /proc/stat %.1f%%: perf'"'"'s samples are skewed (timer interrupts that wait for the vCPU to halt, see bench/profiles.md); trust the schedstat run times above for the split, the symbols only for what is in them\n", p, st
+	}' "$scratch/ctx"
 	say "$1: callers of the top 6 symbols (caller graph, 3% and up)"
 	perf report -i "$f" --no-children --sort sym --stdio --percent-limit 3 \
 		-g graph,3,callee --max-stack 12 2>/dev/null | grep -v -e '^#' -e '^$' | head -n 120
