@@ -73,9 +73,10 @@ TOP=${PROFILE_TOP:-25}
 DATA=${PROFILE_DATA:-$scratch}
 FAST_PATH=/sys/module/scire/parameters/fast_path
 PORT=18600
-# The workload runs this long: the window, its warm-up, and a margin for
-# the set-up perftest does after its process starts (under TCG about 2 s).
-RUN_SECS=$((WARMUP + SECS + 4))
+# The workload runs this long: the window, its warm-up, and a margin (a
+# 10 s window under load took longer than 10 s of the workload's clock:
+# with 4 s of margin, ib_write_bw -D and fio ended inside it).
+RUN_SECS=$((WARMUP + SECS + 10))
 # ib_write_lat's iterations: 2 B takes 14-70 us a round trip here.
 LAT_ITERS=${PROFILE_LAT_ITERS:-1000000}
 bad=0
@@ -132,7 +133,7 @@ Run time by thread over the window (schedstat: exact, not sampled; a softirq is 
 $(task_delta "$scratch/task0" "$scratch/task1")"
 	IDLE_STAT=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y)
 		for (i = 1; i <= 8; i++) t += y[i] - x[i]
-		printf "%.1f", t > 0 ? 100 * (y[4] - x[4] + y[5] - x[5]) / t : 0 }')
+		printf "%.1f", (t > 0 ? 100 * (y[4] - x[4] + y[5] - x[5]) / t : 0) }')
 }
 
 # task_snap: "RUN_NS COMM" of every thread (its schedstat's first field).
@@ -156,7 +157,7 @@ task_delta()
 		c = $3
 		for (i = 4; i <= NF; i++)
 			c = c " " $i
-		sub(/^kworker\/[0-9u]+:[0-9]+H?/, "kworker", c)
+		sub(/^kworker\/[0-9u]+:[0-9]+H?[-+]?/, "kworker-", c)
 		sub(/\/[0-9]+$/, "", c)
 		d = $2 - ($1 in v ? v[$1] : 0)
 		if (d > 0) { t[c] += d; all += d }
@@ -409,13 +410,13 @@ nvmeof()
 		tx0=$(rdma_counter scire0 tx_packets)
 		timeout -k 5 $((RUN_SECS + 60)) fio --name="$name" --filename="$ns" --direct=1 \
 			--ioengine=libaio --rw="$rw" --bs="$bs" --iodepth="$depth" --size="$ULP_SPAN" \
-			--time_based --runtime=$((WARMUP + SECS + 2)) --output-format=json \
+			--time_based --runtime=$RUN_SECS --output-format=json \
 			>"$scratch/fio.json" 2>"$scratch/fio.err" &
 		fpid=$!
 		sleep "$WARMUP"
 		window "$name" "$fpid"
 		wait "$fpid" || warn "$name: fio exit status $?"
-		say "$name: fio --filename=$ns --direct=1 --ioengine=libaio --rw=$rw --bs=$bs --iodepth=$depth --runtime=$((WARMUP + SECS + 2))"
+		say "$name: fio --filename=$ns --direct=1 --ioengine=libaio --rw=$rw --bs=$bs --iodepth=$depth --runtime=$RUN_SECS"
 		echo "fio: $(fio_value "$rw" "$scratch/fio.json" "$bs") $([ "$bs" = 4096 ] && echo kIOPS || echo MiB/s) (whole run, perf's window included)"
 		echo "scire0 tx_packets during fio: $(($(rdma_counter scire0 tx_packets) - tx0)) (0: the same-host fast path)"
 		timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1 || warn "$name: nvme disconnect failed"
