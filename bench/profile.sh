@@ -73,10 +73,12 @@ TOP=${PROFILE_TOP:-25}
 DATA=${PROFILE_DATA:-$scratch}
 FAST_PATH=/sys/module/scire/parameters/fast_path
 PORT=18600
-# The workload runs this long: the window, its warm-up, and a margin (a
-# 10 s window under load took longer than 10 s of the workload's clock:
-# with 4 s of margin, ib_write_bw -D and fio ended inside it).
-RUN_SECS=$((WARMUP + SECS + 10))
+# The workload runs this long: its warm-up, twice the window, and a
+# margin. perf record's own start and end under load make the window
+# (perf record -- sleep SECS) last longer than SECS: with a margin of
+# 4 s, ib_write_bw -D and fio ended inside it. fio and scif_bench are
+# stopped after the window; perftest's bw tools are waited for.
+RUN_SECS=$((WARMUP + 2 * SECS + 10))
 # ib_write_lat's iterations: 2 B takes 14-70 us a round trip here.
 LAT_ITERS=${PROFILE_LAT_ITERS:-1000000}
 bad=0
@@ -121,13 +123,17 @@ window()
 	ctr_snap >"$scratch/ctr0"
 	task_snap >"$scratch/task0"
 	s0=$(stat_snap)
+	W0=$EPOCHREALTIME
 	perf record -q -B -a -g -e cpu-clock -F 999 -o "$DATA/$1.data" -- sleep "$SECS" 2>"$scratch/perf.err" ||
 		warn "perf record for $1: $(tail -n 3 "$scratch/perf.err" | tr '\n' ' ')"
+	W1=$EPOCHREALTIME
 	s1=$(stat_snap)
 	task_snap >"$scratch/task1"
 	ctr_snap >"$scratch/ctr1"
 	kill -0 "$2" 2>/dev/null || warn "$1: the workload ended before the window did: the profile's tail is not the workload's"
-	STAT_LINE="$(stat_say "$s0" "$s1")
+	WSECS=$(awk -v a="$W0" -v b="$W1" 'BEGIN { printf "%.2f", b - a }')
+	STAT_LINE="perf record -- sleep $SECS took $WSECS s of wall time (the window)
+$(stat_say "$s0" "$s1")
 RDMA counters over the window (what grew): $(ctr_delta "$scratch/ctr0" "$scratch/ctr1")
 Run time by thread over the window (schedstat: exact, not sampled; a softirq is charged to the task it interrupted, the idle task's own is not counted):
 $(task_delta "$scratch/task0" "$scratch/task1")"
@@ -149,10 +155,11 @@ task_snap()
 
 # task_delta BEFORE AFTER: the run time of the threads between two
 # task_snaps, summed by command (kworker/N:M-queue as kworker-queue),
-# as a share of the window's wall time on one vCPU.
+# as a share of the window's wall time (WSECS) on one vCPU. Threads that
+# exited inside the window are not counted.
 task_delta()
 {
-	awk -v secs="$SECS" 'NR == FNR { v[$1] = $2; next }
+	awk -v secs="$WSECS" 'NR == FNR { v[$1] = $2; next }
 	{
 		c = $3
 		for (i = 4; i <= NF; i++)
@@ -415,9 +422,11 @@ nvmeof()
 		fpid=$!
 		sleep "$WARMUP"
 		window "$name" "$fpid"
+		# fio ends a run early on SIGINT, with its figures.
+		kill -INT "$fpid" 2>/dev/null
 		wait "$fpid" || warn "$name: fio exit status $?"
-		say "$name: fio --filename=$ns --direct=1 --ioengine=libaio --rw=$rw --bs=$bs --iodepth=$depth --runtime=$RUN_SECS"
-		echo "fio: $(fio_value "$rw" "$scratch/fio.json" "$bs") $([ "$bs" = 4096 ] && echo kIOPS || echo MiB/s) (whole run, perf's window included)"
+		say "$name: fio --filename=$ns --direct=1 --ioengine=libaio --rw=$rw --bs=$bs --iodepth=$depth --runtime=$RUN_SECS (stopped after the window)"
+		echo "fio: $(fio_value "$rw" "$scratch/fio.json" "$bs") $([ "$bs" = 4096 ] && echo kIOPS || echo MiB/s) (from its start to the window's end)"
 		echo "scire0 tx_packets during fio: $(($(rdma_counter scire0 tx_packets) - tx0)) (0: the same-host fast path)"
 		timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1 || warn "$name: nvme disconnect failed"
 		report "$name"
@@ -428,17 +437,22 @@ nvmeof()
 
 wl_scif_rma()
 {
-	local prog=$SCIRE_BUILD/bench/scif_bench pid
+	local prog=$SCIRE_BUILD/bench/scif_bench pid main
 
 	[ -c /dev/scif ] || { warn "scif-rma: no /dev/scif (scire_scif not loaded)"; return 1; }
 	# Writeto first, for RUN_SECS; then readfrom (after the window).
-	timeout -k 5 $((2 * RUN_SECS + 60)) "$prog" loop -p 2399 -t "$RUN_SECS" -n 10 -s 64K -r 0 \
+	timeout -k 5 $((2 * RUN_SECS + 60)) stdbuf -oL "$prog" loop -p 2399 -t "$RUN_SECS" -n 10 -s 64K -r 0 \
 		>"$scratch/scif" 2>&1 &
 	pid=$!
 	sleep "$WARMUP"
 	window scif-rma "$pid"
-	wait "$pid" || warn "scif-rma: scif_bench exit status $?"
-	say "scif-rma: scif_bench loop -p 2399 -t $RUN_SECS -n 10 -s 64K -r 0"
+	! grep -q '^scif_writeto_bw' "$scratch/scif" || warn "scif-rma: writeto ended inside the window"
+	# Its readfrom half is not profiled: stop it, both of its processes
+	# (loop forks the server).
+	main=$(pgrep -P "$pid")
+	kill $(pgrep -P "$main") "$main" 2>/dev/null
+	wait "$pid"
+	say "scif-rma: scif_bench loop -p 2399 -t $RUN_SECS -n 10 -s 64K -r 0 (stopped after the window)"
 	cat "$scratch/scif"
 	report scif-rma
 }
