@@ -422,8 +422,9 @@ nvmeof()
 		fpid=$!
 		sleep "$WARMUP"
 		window "$name" "$fpid"
-		# fio ends a run early on SIGINT, with its figures.
-		kill -INT "$fpid" 2>/dev/null
+		# fio ends a run early on SIGINT, with its figures (sent to
+		# fio itself, the child of timeout).
+		pkill -INT -P "$fpid" 2>/dev/null
 		wait "$fpid" || warn "$name: fio exit status $?"
 		say "$name: fio --filename=$ns --direct=1 --ioengine=libaio --rw=$rw --bs=$bs --iodepth=$depth --runtime=$RUN_SECS (stopped after the window)"
 		echo "fio: $(fio_value "$rw" "$scratch/fio.json" "$bs") $([ "$bs" = 4096 ] && echo kIOPS || echo MiB/s) (from its start to the window's end)"
