@@ -512,7 +512,7 @@ static void scire_qp_run_bh(struct scire_qp *qp)
 }
 
 /*
- * Run a kernel QP whose SQ (or, in ERR, RQ) was just posted to. Kernel
+ * Run a kernel QP whose SQ was just posted to (scire_post_send()). Kernel
  * posters may be in any context: where softirqs could run (not in a
  * hardirq or NMI, interrupts on) the QP runs here as a softirq run would,
  * BHs off (scire_qp_run_bh()), so what was posted goes out, and a
