@@ -894,10 +894,23 @@ main()
 	wanted g || say "skip g not among --only $only"
 	wanted g && (
 		err=$(mktemp)
-		ready=0 osm=''
+		ready=0 osm='' ia='' ib=''
+		# IPoIB's connected mode must have reaped its RC QPs before
+		# ib_ipoib goes: unloaded earlier, it destroys its CQs while the
+		# CM TX reaper still waits for a connection's last sends ("Destroy
+		# of kernel CQ shouldn't fail"; see selftests/pair/40-ipoib.sh).
+		# Taking the interfaces down queues every connection for it.
+		ipoib_rc_gone()
+		{
+			! rdma res show qp 2>/dev/null | grep -q 'type RC .*comm \[ib_ipoib\]'
+		}
 		on_exit()
 		{
 			[ "$ready" = 1 ] || say "setupfail g $(tr '\n' ' ' <"$err")"
+			[ -z "$ia" ] || ip link set "$ia" down 2>/dev/null
+			[ -z "$ib" ] || in_ns "$IB_NS" ip link set "$ib" down 2>/dev/null
+			wait_for 20 ipoib_rc_gone ||
+				say "note g IPoIB still had RC QPs 20 s after its interfaces went down"
 			[ -z "$osm" ] || kill "$osm" 2>/dev/null
 			modprobe -r ib_ipoib 2>/dev/null
 			ib_link_teardown >/dev/null 2>&1
