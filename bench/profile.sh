@@ -53,7 +53,7 @@
 # A report, not a check: exit status 1 if a workload could not be set up
 # or one of its programs failed (a NOTE line says which), else 0. bench/profiles.md has the findings of one run.
 # shellcheck source-path=SCRIPTDIR/..
-# shellcheck disable=SC2317 # listening_on runs through wait_for
+# shellcheck disable=SC2317 # listening runs through wait_for
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -304,21 +304,6 @@ report()
 		-g graph,3,callee --max-stack 12 2>/dev/null | grep -v -e '^#' -e '^$' | head -n 120
 }
 
-# listening_on PID PORT: bench/run-guest.sh's listening, from /proc.
-listening_on()
-{
-	local want f addr st
-
-	printf -v want ':%04X' "$2"
-	for f in "/proc/$1/net/tcp" "/proc/$1/net/tcp6"; do
-		[ -r "$f" ] || continue
-		while read -r _ addr _ st _; do
-			[ "$st" = 0A ] && [ "${addr%"$want"}" != "$addr" ] && return 0
-		done <"$f"
-	done
-	return 1
-}
-
 # perftest NAME DEV TOOL ARG...: TOOL's server and client on DEV (this
 # host, 127.0.0.1), the window WARMUP s after the client starts; prints
 # the client's output. A bw TOOL runs -D RUN_SECS and is waited for. A
@@ -338,7 +323,7 @@ perftest()
 	PORT=$((PORT + 1))
 	timeout -k 5 $((RUN_SECS + 60)) "$tool" -d "$dev" -x "$gid" -p "$PORT" "$@" >"$scratch/server" 2>&1 &
 	spid=$!
-	wait_for 30 listening_on "$spid" "$PORT" || warn "$name: the $tool server does not listen"
+	wait_for 30 listening "$spid" "$PORT" || warn "$name: the $tool server does not listen"
 	timeout -k 5 $((RUN_SECS + 60)) "$tool" -d "$dev" -x "$gid" -p "$PORT" "$@" 127.0.0.1 >"$scratch/client" 2>&1 &
 	cpid=$!
 	sleep "$WARMUP"
@@ -369,7 +354,7 @@ quick_lat()
 	PORT=$((PORT + 1))
 	timeout -k 5 120 ib_write_lat -d "$1" -x "$gid" -p "$PORT" -s 2 -F -n 10000 >/dev/null 2>&1 &
 	spid=$!
-	wait_for 30 listening_on "$spid" "$PORT"
+	wait_for 30 listening "$spid" "$PORT"
 	say "$1: ib_write_lat -s 2 -F -n 10000, no perf (t_typical is the 5th figure, then 99%, 99.9%)"
 	timeout -k 5 120 ib_write_lat -d "$1" -x "$gid" -p "$PORT" -s 2 -F -n 10000 127.0.0.1 2>&1 | grep -E '^ *(#bytes|2 )'
 	wait "$spid"

@@ -203,23 +203,6 @@ mkfifo "$scratch/nap"
 exec {nap_fd}<>"$scratch/nap"
 nap() { read -r -t "$1" -u "$nap_fd" _; }
 
-# listening PID PORT: does process PID's network namespace have a TCP
-# socket listening on PORT? Read from /proc/PID/net, so it needs no
-# "ip netns exec ss" per poll.
-listening()
-{
-	local want f addr st
-
-	printf -v want ':%04X' "$2"
-	for f in "/proc/$1/net/tcp" "/proc/$1/net/tcp6"; do
-		[ -r "$f" ] || continue
-		while read -r _ addr _ st _; do
-			[ "$st" = 0A ] && [ "${addr%"$want"}" != "$addr" ] && return 0
-		done <"$f"
-	done
-	return 1
-}
-
 # server_listens PID: wait (30 s at most) until the perftest server PID
 # listens on TCP port $PORT; false if it exits first or never does.
 server_listens()

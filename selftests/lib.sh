@@ -92,6 +92,23 @@ wait_for()
 	done
 }
 
+# listening PID PORT: does process PID's network namespace have a TCP
+# socket listening on PORT? Read from /proc/PID/net, so it needs no
+# "ip netns exec ss" per poll.
+listening()
+{
+	local want f addr st
+
+	printf -v want ':%04X' "$2"
+	for f in "/proc/$1/net/tcp" "/proc/$1/net/tcp6"; do
+		[ -r "$f" ] || continue
+		while read -r _ addr _ st _; do
+			[ "$st" = 0A ] && [ "${addr%"$want"}" != "$addr" ] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
 # Does `rdma link show` know device $1?
 rdma_has()
 {
