@@ -21,6 +21,7 @@
 #include <linux/workqueue.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/smp.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
@@ -472,6 +473,13 @@ struct scire_mmap_entry {
  * @cqn:	CQ number, the index in scire_dev.cq_xa.
  * @overflowed: a CQE was lost; the CQ is in error for good (IBA C11-32)
  *		and takes no more CQEs.
+ * @event_cpu:	kernel CQs: the CPU of the completion vector, where events
+ *		of a CQ polled from the core's workqueue are raised
+ *		(scire_cq_event()); -1 for a user CQ.
+ * @event_queued: an event is queued for @event_cpu and has not started.
+ * @event_inflight: events sent to @event_cpu whose handler has not
+ *		returned; the CQ and its QPs wait for them before they go.
+ * @event_csd:	the IPI that carries an event to @event_cpu.
  */
 struct scire_cq {
 	struct ib_cq ibcq;
@@ -483,6 +491,10 @@ struct scire_cq {
 	u32 producer;
 	u32 cqn;
 	bool overflowed;
+	int event_cpu;
+	atomic_t event_queued;
+	atomic_t event_inflight;
+	call_single_data_t event_csd;
 };
 
 /**
@@ -1139,6 +1151,7 @@ int scire_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int scire_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int scire_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int scire_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void scire_cq_event_sync(struct scire_cq *cq);
 int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 		  struct ib_qp *qp, bool solicited);
 

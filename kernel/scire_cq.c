@@ -10,6 +10,7 @@
  *
  * Copyright (c) 2026 The scire authors.
  */
+#include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
@@ -97,6 +98,78 @@ static noinline int scire_cq_respond(struct scire_cq *cq, struct ib_udata *udata
 
 ALLOW_ERROR_INJECTION(scire_cq_respond, ERRNO);
 
+static bool scire_comp_vector_events = true;
+module_param_named(comp_vector_events, scire_comp_vector_events, bool, 0644);
+MODULE_PARM_DESC(comp_vector_events,
+		 "Completion events of kernel CQs that the core polls from its workqueue (IB_POLL_WORKQUEUE) are raised on the CPU of the CQ's completion vector, as an RNIC's interrupt is (default Y; N: where the completion is made)");
+
+/* The completion event of a kernel CQ, raised on its vector's CPU. */
+static void scire_cq_event_ipi(void *info)
+{
+	struct scire_cq *cq = info;
+
+	/* A CQE made from here on raises an event of its own. */
+	atomic_set(&cq->event_queued, 0);
+	/*
+	 * Clear before the handler's consumer polls; pairs with the smp_mb()
+	 * between a producer's CQE and its arm check (scire_cq_post()).
+	 */
+	smp_mb__after_atomic();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	/* Pairs with scire_cq_event_sync(): the CQ may be freed after. */
+	atomic_dec_return_release(&cq->event_inflight);
+}
+
+/*
+ * Raise the completion event of @cq, whose arm request a CQE just took
+ * (IBA 11.4.2.2).
+ *
+ * An RNIC raises a kernel CQ's event on the CPU its completion vector's
+ * interrupt is bound to, and ULPs spread their queues over the vectors to
+ * spread their completion work over the CPUs. Where the core polls the
+ * CQ from its per-CPU workqueue, that work runs where the event is
+ * raised, and a context switch is paid wherever that is: such events go
+ * to the vector's CPU (an IPI, hardirq context there), so a ULP's
+ * completion work does not queue behind the task whose post made the
+ * completion. Everything else (user CQs, softirq polling, a consumer's own
+ * handler, the vector's own CPU, an offline one) is raised here, at once:
+ * there the hop would cost more than it spreads. An event that is queued
+ * for the vector's CPU and has not started yet covers this one.
+ */
+static void scire_cq_event(struct scire_cq *cq)
+{
+	int cpu = cq->event_cpu;
+
+	if (cpu >= 0 && READ_ONCE(scire_comp_vector_events) &&
+	    cq->ibcq.poll_ctx == IB_POLL_WORKQUEUE &&
+	    cpu != raw_smp_processor_id() && cpu_online(cpu)) {
+		if (atomic_cmpxchg(&cq->event_queued, 0, 1))
+			return;
+		atomic_inc(&cq->event_inflight);
+		if (!smp_call_function_single_async(cpu, &cq->event_csd))
+			return;
+		atomic_set(&cq->event_queued, 0);
+		atomic_dec(&cq->event_inflight);
+	}
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/**
+ * scire_cq_event_sync() - wait for a completion event on its way to @cq.
+ * @cq: a CQ of a QP being destroyed.
+ *
+ * A kernel consumer frees its CQ as soon as the CQ's QPs are destroyed
+ * (ib_free_cq() stops its own poller first); an event raised on another
+ * CPU by one of their last completions must have run by then.
+ *
+ * Context: process context; may sleep.
+ */
+void scire_cq_event_sync(struct scire_cq *cq)
+{
+	while (atomic_read_acquire(&cq->event_inflight))
+		cond_resched();
+}
+
 /**
  * scire_create_cq() - create a completion queue.
  * @ibcq: the core-allocated CQ.
@@ -131,6 +204,12 @@ int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	atomic_set(&cq->event_queued, 0);
+	atomic_set(&cq->event_inflight, 0);
+	INIT_CSD(&cq->event_csd, scire_cq_event_ipi, cq);
+	/* Completion vector v is the v-th online CPU (scire_cq_event()). */
+	cq->event_cpu = udata ? -1 :
+		cpumask_local_spread(attr->comp_vector, NUMA_NO_NODE);
 	cq->ring = scire_cq_ring_alloc(udata, cq->num_entries, &cq->mmap);
 	if (IS_ERR_OR_NULL(cq->ring)) {
 		ret = cq->ring ? PTR_ERR(cq->ring) : -ENOMEM;
@@ -186,6 +265,7 @@ int scire_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct scire_cq *cq = to_scq(ibcq);
 
 	xa_erase(&sdev->cq_xa, cq->cqn);
+	scire_cq_event_sync(cq);
 	kvfree(cq->qps);
 	scire_cq_ring_free(cq->ring, cq->mmap);
 	atomic_dec(&sdev->num_cq);
@@ -309,6 +389,11 @@ err_ring:
  * once; the CQ then stays in error and drops every later CQE, so a process
  * cannot turn overruns into an unbounded stream of events.
  *
+ * The completion event of a kernel CQ polled from the core's workqueue is
+ * raised on the CPU of its completion vector, in hardirq context when
+ * that is not this CPU; every other event calls the comp_handler here
+ * (scire_cq_event()).
+ *
  * Context: any; takes cq->lock with interrupts saved.
  * Return: 0, or -ENOSPC on overrun (also for a corrupt user consumer index).
  */
@@ -365,7 +450,7 @@ int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (arm && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		scire_cq_event(cq);
 	return 0;
 }
 

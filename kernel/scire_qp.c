@@ -1704,6 +1704,11 @@ int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	scire_wq_free(&qp->rq);
 	scire_wq_free(&qp->sq);
 	mutex_unlock(&qp->mutex);
+	/* The consumer may free the CQs next: no event of ours may be left. */
+	if (qp->scq)
+		scire_cq_event_sync(qp->scq);
+	if (qp->rcq && qp->rcq != qp->scq)
+		scire_cq_event_sync(qp->rcq);
 
 	mutex_destroy(&qp->work_mutex);
 	mutex_destroy(&qp->mutex);
