@@ -60,7 +60,8 @@
 # there, SCIF's largest size. In (a), (b), (b'), (e) and (f) the tail
 # latency follows the matrix: ib_write_lat and ib_send_lat at 2 B and
 # 4 KiB with TAIL_ITERS iterations, perftest's t_typical (the median),
-# 99% and 99.9% percentiles (quick: one cell in (b) and (f)).
+# 99% and 99.9% percentiles and t_avg (the mean) (quick: one cell in (b)
+# and (f)).
 # Issue 18 (bench/scale.sh): every bw run in (a), (b) and (b') samples
 # the guest's busy CPU ticks around perftest's timed window (CPU cost);
 # after their matrix, (b) on scire0 and (a) on rxe0 run ib_write_bw -q N
@@ -77,7 +78,7 @@
 #   BENCH run KEY TOOL SIZE VALUE [NOTE]   one good run
 #   BENCH fail KEY TOOL SIZE WHY   one failed run; its output follows as
 #                                  "BENCH| " lines
-#   BENCH tail KEY TOOL SIZE P50 P99 P99.9   one good tail latency run
+#   BENCH tail KEY TOOL SIZE P50 P99 P99.9 AVG   one good tail latency run
 #   BENCH tailfail KEY TOOL SIZE WHY         one failed one (as fail)
 #   BENCH note KEY TEXT            e.g. packets seen on the wire
 #   BENCH cpu KEY TOOL SIZE TICKS HZ SECS ITERS   busy CPU ticks around a
@@ -382,14 +383,14 @@ duo()
 	return 1
 }
 
-# tail_value TOOL SIZE OUTPUT: "P50 P99 P99.9" from a lat client's
+# tail_value TOOL SIZE OUTPUT: "P50 P99 P99.9 AVG" from a lat client's
 # OUTPUT ("#bytes #iterations t_min t_max t_typical t_avg t_stdev
 # 99% 99.9%"), or why not (exit status 1).
 tail_value()
 {
 	perftest_value "$1" "$2" 0 "$3" >/dev/null || { perftest_value "$1" "$2" 0 "$3"; return 1; }
 	awk -v size="$2" '
-	$1 == size && $2 ~ /^[0-9]+$/ && NF >= 9 { v = $5 " " $8 " " $9 }
+	$1 == size && $2 ~ /^[0-9]+$/ && NF >= 9 { v = $5 " " $8 " " $9 " " $6 }
 	END {
 		if (v == "") {
 			print "no percentile columns in the result line"
