@@ -28,10 +28,15 @@
 #                    fast_path=0 ((b'), the wire path), then the same on
 #                    rxe0 on eth0 (scire0 deleted, added again after;
 #                    PROFILE_RXE=0 skips rxe)
+#   fast-lat         ib_write_lat -s 2 on scire0 talking to itself on the
+#                    same-host fast path ((b); fast_path must be Y)
 #   nvmeof-randread  NVMe-oF over scire0 on this host (nvmet-rdma target
 #                    and nvme-rdma host, null_blk backing, as bench/ulp.sh
 #                    sets it up): fio 4 KiB randread, iodepth 32
 #   nvmeof-seqwrite  the same, fio 1 MiB sequential write, iodepth 8
+#   scif-send        build/bench/scif_bench loop's scif_send_lat part
+#                    (an 8-byte scif_send() the peer echoes, node 0 over
+#                    scire0), stopped after the window
 #   scif-rma         build/bench/scif_bench loop (SCIF node 0 talking to
 #                    itself over scire0): scif_writeto at 64 KiB (the
 #                    window ends before its readfrom half starts)
@@ -43,6 +48,9 @@
 # Environment: PROFILE_SECS (window, default 10), PROFILE_WARMUP (seconds
 # of the workload before the window, default 3), PROFILE_TOP (symbol
 # lines, default 25), PROFILE_RXE (0: no rxe run in wire-lat),
+# PROFILE_PERF (0: no perf record, the window is a plain sleep and the
+# report has /proc/stat, the counters and schedstat only: for the VM
+# pair, where perf's own load stretched the window 7x),
 # PROFILE_LAT_ITERS (ib_write_lat -n in the window's run, default
 # 1000000: it is stopped after the window), PROFILE_DATA (keep perf.data
 # files in this directory, e.g. the pair's
@@ -70,6 +78,7 @@ scratch=$(mktemp -d)
 SECS=${PROFILE_SECS:-10}
 WARMUP=${PROFILE_WARMUP:-3}
 TOP=${PROFILE_TOP:-25}
+PERF=${PROFILE_PERF:-1}
 DATA=${PROFILE_DATA:-$scratch}
 FAST_PATH=/sys/module/scire/parameters/fast_path
 PORT=18600
@@ -124,15 +133,19 @@ window()
 	task_snap >"$scratch/task0"
 	s0=$(stat_snap)
 	W0=$EPOCHREALTIME
-	perf record -q -B -a -g -e cpu-clock -F 999 -o "$DATA/$1.data" -- sleep "$SECS" 2>"$scratch/perf.err" ||
-		warn "perf record for $1: $(tail -n 3 "$scratch/perf.err" | tr '\n' ' ')"
+	if [ "$PERF" = 1 ]; then
+		perf record -q -B -a -g -e cpu-clock -F 999 -o "$DATA/$1.data" -- sleep "$SECS" 2>"$scratch/perf.err" ||
+			warn "perf record for $1: $(tail -n 3 "$scratch/perf.err" | tr '\n' ' ')"
+	else
+		sleep "$SECS"
+	fi
 	W1=$EPOCHREALTIME
 	s1=$(stat_snap)
 	task_snap >"$scratch/task1"
 	ctr_snap >"$scratch/ctr1"
 	kill -0 "$2" 2>/dev/null || warn "$1: the workload ended before the window did: the profile's tail is not the workload's"
 	WSECS=$(awk -v a="$W0" -v b="$W1" 'BEGIN { printf "%.2f", b - a }')
-	STAT_LINE="perf record -- sleep $SECS took $WSECS s of wall time (the window)
+	STAT_LINE="the window (sleep $SECS$([ "$PERF" = 1 ] && echo " under perf record")) took $WSECS s of wall time
 $(stat_say "$s0" "$s1")
 RDMA counters over the window (what grew): $(ctr_delta "$scratch/ctr0" "$scratch/ctr1")
 Run time by thread over the window (schedstat: exact, not sampled; a softirq is charged to the task it interrupted, the idle task's own is not counted):
@@ -276,6 +289,11 @@ report()
 {
 	local f=$DATA/$1.data
 
+	if [ "$PERF" != 1 ]; then
+		say "profile $1: no perf (PROFILE_PERF=0), $SECS s window after $WARMUP s of the workload"
+		echo "$STAT_LINE"
+		return
+	fi
 	say "profile $1: perf record -a -g -e cpu-clock -F 999, $SECS s window after $WARMUP s of the workload"
 	echo "$STAT_LINE"
 	[ -s "$f" ] || { warn "no $f"; return; }
@@ -421,6 +439,39 @@ nvmeof()
 	modprobe -r nvme-rdma 2>/dev/null
 }
 
+# fast-lat: (b), ib_write_lat -s 2 on scire0 with the fast path on.
+wl_fast_lat()
+{
+	if [ ! -r "$FAST_PATH" ] || [ "$(cat "$FAST_PATH")" != Y ]; then
+		warn "fast-lat: fast_path is not Y"
+		return 1
+	fi
+	say "fast-lat: fast_path=Y (b)"
+	quick_lat scire0
+	perftest fast-lat-scire scire0 ib_write_lat -s 2 -F
+}
+
+# scif-send: scif_bench loop's scif_send_lat part (8-byte scif_send()
+# echoed by the peer), stopped after the window.
+wl_scif_send()
+{
+	local prog=$SCIRE_BUILD/bench/scif_bench pid main
+
+	[ -c /dev/scif ] || { warn "scif-send: no /dev/scif (scire_scif not loaded)"; return 1; }
+	timeout -k 5 $((2 * RUN_SECS + 60)) stdbuf -oL "$prog" loop -p 2398 -t 1 -n 1000000 -s 4096 -r 0 \
+		>"$scratch/scif" 2>&1 &
+	pid=$!
+	sleep "$WARMUP"
+	window scif-send "$pid"
+	! grep -q '^scif_send_lat' "$scratch/scif" || warn "scif-send: the latency part ended inside the window"
+	main=$(pgrep -P "$pid")
+	kill $(pgrep -P "$main") "$main" 2>/dev/null
+	wait "$pid"
+	say "scif-send: scif_bench loop -p 2398 -t 1 -n 1000000 -s 4096 -r 0 (stopped after the window, inside its scif_send_lat part)"
+	cat "$scratch/scif"
+	report scif-send
+}
+
 wl_scif_rma()
 {
 	local prog=$SCIRE_BUILD/bench/scif_bench pid main
@@ -497,18 +548,20 @@ wl_pair_bw()
 }
 
 [ $# -gt 0 ] || { sed -n '/^# Run it/,/^# A report/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-command -v perf >/dev/null || { echo "profile.sh: no perf (Debian package linux-perf)" >&2; exit 1; }
-say "kernel $(uname -r), $(nproc) vCPUs, perf $(perf --version | awk '{ print $3 }'), scire.ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
+[ "$PERF" != 1 ] || command -v perf >/dev/null || { echo "profile.sh: no perf (Debian package linux-perf)" >&2; exit 1; }
+say "kernel $(uname -r), $(nproc) vCPUs, perf $(perf --version 2>/dev/null | awk '{ print $3 }'), scire.ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
 for w in "$@"; do
 	say "workload $w"
 	case $w in
 	wire-lat) wl_wire_lat ;;
+	fast-lat) wl_fast_lat ;;
+	scif-send) wl_scif_send ;;
 	nvmeof-randread) nvmeof "$w" randread 4096 32 ;;
 	nvmeof-seqwrite) nvmeof "$w" write 1048576 8 ;;
 	scif-rma) wl_scif_rma ;;
 	qp64) wl_qp64 ;;
 	pair-bw) wl_pair_bw ;;
-	*) warn "unknown workload $w (wire-lat nvmeof-randread nvmeof-seqwrite scif-rma qp64 pair-bw)" ;;
+	*) warn "unknown workload $w (wire-lat fast-lat nvmeof-randread nvmeof-seqwrite scif-send scif-rma qp64 pair-bw)" ;;
 	esac
 done
 rm -rf "$scratch"
