@@ -72,7 +72,7 @@ base_cqs=$(rdma resource show cq dev "$dev")
 base_mods=$(mods_loaded)
 echo "$dev on eth0 $addr; resources before: $(rdma_res_counts "$dev")"
 t0=$SECONDS
-ctrl="" fio_pid="" core_opts=""
+ctrl="" fio_pid="" core_opts="" fio_t0=0 fio_m0=0 at_break=""
 mkdir -p "$run" || fail "cannot create $run"
 
 say() { echo "$* ($((SECONDS - t0)) s in)"; }
@@ -150,6 +150,7 @@ fio_bg()
 	local m0
 
 	m0=$(scire_moved "$dev")
+	fio_t0=$SECONDS fio_m0=$m0
 	nvme_fio "$ns1" "$size" --rate=,8m 2>"$run/fio.err" &
 	fio_pid=$!
 	wait_for 30 moved_since "$dev" "$m0" || { cat "$run/fio.err"; fail "fio moved nothing over $dev in 30 s"; }
@@ -182,6 +183,9 @@ fault_under_io()
 
 	fio_bg
 	m=$(kmsg_mark)
+	at_break="fio had run $((SECONDS - fio_t0)) s and moved $((($(scire_moved "$dev") - fio_m0) >> 20)) MiB over $dev when $brk ran"
+	# A fault after fio's end would test nothing.
+	kill -0 "$fio_pid" 2>/dev/null || fail "$what: fio ended before the fault ($at_break)"
 	$brk || fail "$what: $brk failed"
 	s=$SECONDS
 	wait_for 20 ctrl_not live || { show_kmsg; fail "$what: $ctrl still live 20 s later"; }
@@ -189,7 +193,7 @@ fault_under_io()
 	sleep "$secs"
 	if ! kill -0 "$fio_pid" 2>/dev/null; then
 		wait "$fio_pid"
-		echo "fio's exit status: $?; its errors:"
+		echo "fio's exit status: $?; $at_break; moved $((($(scire_moved "$dev") - fio_m0) >> 20)) MiB in all; its errors:"
 		cat "$run/fio.err"
 		show_kmsg
 		fail "$what: fio ended while the path was down"
