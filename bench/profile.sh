@@ -44,13 +44,16 @@
 #                    then -q 1
 #   pair-bw          ib_write_bw -s 65536 across the VM pair, server on
 #                    host a, client on host b; each host profiles itself
+#                    (on scire0, or PROFILE_PAIR_DEV: rxe0 with
+#                    SCIRE_PAIR_DEVS="rxe rxe")
 #
 # Environment: PROFILE_SECS (window, default 10), PROFILE_WARMUP (seconds
 # of the workload before the window, default 3), PROFILE_TOP (symbol
 # lines, default 25), PROFILE_RXE (0: no rxe run in wire-lat),
 # PROFILE_PERF (0: no perf record, the window is a plain sleep and the
 # report has /proc/stat, the counters and schedstat only: for the VM
-# pair, where perf's own load stretched the window 7x),
+# pair, where perf's own load stretched the window 7x), PROFILE_PAIR_DEV
+# (pair-bw's device, default scire0),
 # PROFILE_LAT_ITERS (ib_write_lat -n in the window's run, default
 # 1000000: it is stopped after the window), PROFILE_DATA (keep perf.data
 # files in this directory, e.g. the pair's
@@ -505,16 +508,16 @@ wl_qp64()
 # seconds (host b says in the shared directory when its client started).
 wl_pair_bw()
 {
-	local gid pid go=$SCIRE_SHARED/profile-pair-bw.go i
+	local gid pid go=$SCIRE_SHARED/profile-pair-bw.go i dev=${PROFILE_PAIR_DEV:-scire0}
 
 	if [ -z "${SCIRE_HOST:-}" ] || [ -z "${SCIRE_SHARED:-}" ]; then
 		warn "pair-bw runs on the VM pair (scripts/vm --pair)"
 		return 1
 	fi
-	gid=$(need_dev_gid scire0) || { warn "pair-bw: no GID on scire0"; return 1; }
+	gid=$(need_dev_gid "$dev") || { warn "pair-bw: no GID on $dev"; return 1; }
 	if [ "$SCIRE_HOST" = a ]; then
 		rm -f "$go"
-		timeout -k 5 $((RUN_SECS + 120)) ib_write_bw -d scire0 -x "$gid" -p 18700 -s 65536 -F -D "$RUN_SECS" \
+		timeout -k 5 $((RUN_SECS + 120)) ib_write_bw -d "$dev" -x "$gid" -p 18700 -s 65536 -F -D "$RUN_SECS" \
 			>"$scratch/server" 2>&1 &
 		pid=$!
 		for ((i = 0; i < 600; i++)); do
@@ -528,7 +531,7 @@ wl_pair_bw()
 		done
 		sleep 3
 		for ((i = 0; i < 30; i++)); do
-			timeout -k 5 $((RUN_SECS + 60)) ib_write_bw -d scire0 -x "$gid" -p 18700 -s 65536 -F -D "$RUN_SECS" \
+			timeout -k 5 $((RUN_SECS + 60)) ib_write_bw -d "$dev" -x "$gid" -p 18700 -s 65536 -F -D "$RUN_SECS" \
 				"$SCIRE_PEER" >"$scratch/client" 2>&1 &
 			pid=$!
 			sleep 2
@@ -542,7 +545,7 @@ wl_pair_bw()
 	sleep "$WARMUP"
 	window "pair-bw-$SCIRE_HOST" "$pid"
 	wait "$pid" || warn "pair-bw: ib_write_bw exit status $?"
-	say "pair-bw host $SCIRE_HOST: ib_write_bw -d scire0 -s 65536 -F -D $RUN_SECS ($([ "$SCIRE_HOST" = a ] && echo server || echo "client of $SCIRE_PEER"))"
+	say "pair-bw host $SCIRE_HOST: ib_write_bw -d $dev -s 65536 -F -D $RUN_SECS ($([ "$SCIRE_HOST" = a ] && echo server || echo "client of $SCIRE_PEER"))"
 	grep -v -e '^ *-\{10,\}' "$scratch/$([ "$SCIRE_HOST" = a ] && echo server || echo client)" | tail -n 6
 	report "pair-bw-$SCIRE_HOST"
 }
