@@ -454,48 +454,38 @@ wl_fast_lat()
 	perftest fast-lat-scire scire0 ib_write_lat -s 2 -F
 }
 
-# scif-send: scif_bench loop's scif_send_lat part (8-byte scif_send()
-# echoed by the peer), stopped after the window.
-wl_scif_send()
+# scif_loop NAME PORT EARLY_ROW WHAT ARG...: profile "scif_bench loop -p
+# PORT ARG..." (SCIF node 0 talking to itself over scire0) as workload
+# NAME, stopping it after the window; a NOTE if it printed EARLY_ROW (the
+# part meant to be profiled ended) before the window did. WHAT says
+# which part that is.
+scif_loop()
 {
-	local prog=$SCIRE_BUILD/bench/scif_bench pid main
+	local name=$1 port=$2 early=$3 what=$4 prog=$SCIRE_BUILD/bench/scif_bench pid main
 
-	[ -c /dev/scif ] || { warn "scif-send: no /dev/scif (scire_scif not loaded)"; return 1; }
-	timeout -k 5 $((2 * RUN_SECS + 60)) stdbuf -oL "$prog" loop -p 2398 -t 1 -n 1000000 -s 4096 -r 0 \
-		>"$scratch/scif" 2>&1 &
+	shift 4
+	[ -c /dev/scif ] || { warn "$name: no /dev/scif (scire_scif not loaded)"; return 1; }
+	timeout -k 5 $((2 * RUN_SECS + 60)) stdbuf -oL "$prog" loop -p "$port" "$@" >"$scratch/scif" 2>&1 &
 	pid=$!
 	sleep "$WARMUP"
-	window scif-send "$pid"
-	! grep -q '^scif_send_lat' "$scratch/scif" || warn "scif-send: the latency part ended inside the window"
+	window "$name" "$pid"
+	! grep -q "^$early" "$scratch/scif" || warn "$name: $what ended inside the window"
+	# Stop the rest: both of loop's processes (it forks the server).
 	main=$(pgrep -P "$pid")
 	kill $(pgrep -P "$main") "$main" 2>/dev/null
 	wait "$pid"
-	say "scif-send: scif_bench loop -p 2398 -t 1 -n 1000000 -s 4096 -r 0 (stopped after the window, inside its scif_send_lat part)"
+	say "$name: scif_bench loop -p $port $* (stopped after the window, inside its $what)"
 	cat "$scratch/scif"
-	report scif-send
+	report "$name"
 }
 
-wl_scif_rma()
-{
-	local prog=$SCIRE_BUILD/bench/scif_bench pid main
+# scif-send: scif_bench's scif_send_lat part (8-byte scif_send() echoed
+# by the peer).
+wl_scif_send() { scif_loop scif-send 2398 scif_send_lat "latency part" -t 1 -n 1000000 -s 4096 -r 0; }
 
-	[ -c /dev/scif ] || { warn "scif-rma: no /dev/scif (scire_scif not loaded)"; return 1; }
-	# Writeto first, for RUN_SECS; then readfrom (after the window).
-	timeout -k 5 $((2 * RUN_SECS + 60)) stdbuf -oL "$prog" loop -p 2399 -t "$RUN_SECS" -n 10 -s 64K -r 0 \
-		>"$scratch/scif" 2>&1 &
-	pid=$!
-	sleep "$WARMUP"
-	window scif-rma "$pid"
-	! grep -q '^scif_writeto_bw' "$scratch/scif" || warn "scif-rma: writeto ended inside the window"
-	# Its readfrom half is not profiled: stop it, both of its processes
-	# (loop forks the server).
-	main=$(pgrep -P "$pid")
-	kill $(pgrep -P "$main") "$main" 2>/dev/null
-	wait "$pid"
-	say "scif-rma: scif_bench loop -p 2399 -t $RUN_SECS -n 10 -s 64K -r 0 (stopped after the window)"
-	cat "$scratch/scif"
-	report scif-rma
-}
+# scif-rma: scif_writeto at 64 KiB for RUN_SECS; its readfrom half comes
+# after the window and is not profiled.
+wl_scif_rma() { scif_loop scif-rma 2399 scif_writeto_bw "writeto part" -t "$RUN_SECS" -n 10 -s 64K -r 0; }
 
 wl_qp64()
 {
