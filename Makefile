@@ -141,8 +141,10 @@ check-debug:
 check-packages:
 	@SCIRE_CHECK_LANES=packages scripts/check
 
-# Two kernels, scire on host a and rdma_rxe on host b (selftests/pair/):
-# not part of make check, for its time.
+# Two kernels, scire on host a and rdma_rxe on host b from boot, every
+# test of selftests/pair/ (the ULPs too). make check's scire-scire pair
+# runs the verbs and lossy-wire tests scire to rxe in its own boot
+# (pair/90).
 check-pair-rxe:
 	@SCIRE_CHECK_LANES="host pair-rxe" scripts/check
 
