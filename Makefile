@@ -137,7 +137,9 @@ check-debug:
 
 # The Debian packages: make deb, then dpkg -i in a VM booted without the
 # tree's scire.ko, DKMS building the modules there (selftests/packages/).
-# Not part of make check: the DKMS build under TCG takes minutes.
+# Not part of make check, which runs make deb and DKMS's build of the
+# package for both kernels on the host (scripts/dkms-build-check): the
+# DKMS build in the TCG guest takes five minutes.
 check-packages:
 	@SCIRE_CHECK_LANES=packages scripts/check
 

@@ -41,8 +41,10 @@ unset RDMAV_DRIVERS LD_LIBRARY_PATH
 # Printed as it goes: under TCG the DKMS build takes many minutes.
 export DEBIAN_FRONTEND=noninteractive
 start=$(date +%s)
-dpkg -i "${files[@]}" 2>&1
-rc=$?
+dpkg -i "${files[@]}" 2>&1 | while IFS= read -r line; do
+	printf '%4ss %s\n' "$(($(date +%s) - start))" "$line"
+done
+rc=${PIPESTATUS[0]}
 secs=$(($(date +%s) - start))
 echo "dpkg -i (DKMS build and install for $abi): ${secs}s"
 st=$(dkms status scire 2>&1)
