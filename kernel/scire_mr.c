@@ -433,9 +433,26 @@ static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 	return 0;
 }
 
-/* Copy @n bytes between MR memory at @va and @buf, in the direction asked. */
+/*
+ * Copy @n bytes between MR memory at @va and @buf, in the direction asked:
+ * whole pages with copy_page() where both sides are page aligned (a SCIF
+ * window's pages against a same-host unit's, a ULP's page-aligned
+ * buffers), as scire_copy_page() does for user MRs; the rest, and
+ * anything unaligned, with memcpy().
+ */
 static void scire_copy_va(void *va, u8 *buf, u32 n, bool to_mr)
 {
+	while (n >= PAGE_SIZE && PAGE_ALIGNED(va) && PAGE_ALIGNED(buf)) {
+		if (to_mr)
+			copy_page(va, buf);
+		else
+			copy_page(buf, va);
+		va += PAGE_SIZE;
+		buf += PAGE_SIZE;
+		n -= PAGE_SIZE;
+	}
+	if (!n)
+		return;
 	if (to_mr)
 		memcpy(va, buf, n);
 	else
