@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * scire_integrity -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-m MTU] [-n OPS]
- *                 [-s SEED] [-a API] [-M MAXLEN] [-k KIND,...] [-w] [-R] [-v]
+ * scire_integrity -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]]
+ *                 [-m MTU] [-n OPS] [-s SEED] [-a API] [-M MAXLEN] [-k KIND,...]
+ *                 [-w] [-R] [-L] [-v]
  *
  * RC data integrity: two RC QPs of DEV, A and B, connected to each other
  * through DEV's RoCEv2 GID GIDIDX (default: the first IPv4-mapped one) with
@@ -24,6 +25,14 @@
  * the smaller active MTU of the two ports, and SGE and inline limits are
  * the smaller of the two devices'. A window is bound in the PD of the MR
  * it covers.
+ *
+ * With -P PORT the two QPs live in two processes, on two hosts if need be:
+ * the one without -C is QP A and listens on TCP PORT, the one with -C ADDR
+ * is QP B and connects to ADDR. B runs A's seed and options (-s, -n, -a,
+ * -M, -k, -w, -m; -R and -L if either has them). Each process posts, polls
+ * and checks its own QP, CQs and memory only, and both stop when either
+ * finds a fault; the TCP connection carries the QP numbers, MR addresses
+ * and rkeys, and the steps both must reach before either goes on.
  *
  * Sizes run from 0 to MAXLEN (default 1 MiB), biased to the edges (0, 1,
  * MTU-1, MTU, MTU+1, multiples of the MTU, the inline limit); local and
@@ -77,7 +86,11 @@
  * Copyright (c) 2026 The scire authors.
  */
 #include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "scire_rc.h"
 
@@ -170,6 +183,10 @@ struct side {
 	struct ibv_cq *scq, *rcq;
 	uint8_t *src[NSLOT], *dst[NSLOT];
 	struct ibv_mr *src_mr[NSLOT], *dst_mr[NSLOT];
+	/* What the other QP aims at: its MRs as the owning process sees them. */
+	uint64_t src_va[NSLOT], dst_va[NSLOT];
+	uint32_t src_rkey[NSLOT], dst_rkey[NSLOT];
+	uint32_t qpn;
 	size_t dst_used[NSLOT];		/* dst bytes to guard-check, from 0 */
 	struct fifo sexp, rexp;
 	char sname[16], rname[16];
@@ -229,10 +246,14 @@ static struct {
 	unsigned int kinds;		/* -k: bit per enum kind, 0 = all */
 	int rxe_quirks;			/* -R */
 	int lossy;			/* -L */
+	const char *peer_port;		/* -P: one QP per process, over TCP */
+	const char *peer_addr;		/* -C: this process is QP B */
 } opt = { .gid_index = -1, .gid_index2 = -1, .nops = 400, .api = API_MIX, .max_len = 1 << 20 };
 
 static enum ibv_mtu path_mtu;
 static struct side sides[2];
+static int peer_fd = -1;	/* -P: the other process */
+static int me;			/* -P: this process's side, 0 (A) or 1 (B) */
 static uint8_t *guard;
 static size_t area_len;
 static int mtu, max_sge, max_rd_sge, max_inline;
@@ -248,7 +269,7 @@ static const char *api_name(enum api api)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-v]\n",
+		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-v]\n",
 		argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -280,12 +301,14 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:D:G:m:n:s:a:M:k:RLwv")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwv")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gid_index = atoi(optarg); break;
 		case 'D': opt.dev2 = optarg; break;
 		case 'G': opt.gid_index2 = atoi(optarg); break;
+		case 'P': opt.peer_port = optarg; break;
+		case 'C': opt.peer_addr = optarg; break;
 		case 'm': opt.mtu_bytes = atoi(optarg); break;
 		case 'n': opt.nops = atol(optarg); break;
 		case 's':
@@ -314,7 +337,9 @@ static void parse_args(int argc, char **argv)
 		default: usage(argv[0]);
 		}
 	}
-	if (!opt.dev || optind != argc || (opt.gid_index2 >= 0 && !opt.dev2) || opt.nops < 1 || opt.max_len < 8 ||
+	if (!opt.dev || optind != argc || (opt.gid_index2 >= 0 && !opt.dev2) ||
+	    (opt.peer_port && opt.dev2) || (opt.peer_addr && !opt.peer_port) ||
+	    opt.nops < 1 || opt.max_len < 8 ||
 	    opt.max_len > (1U << 30))
 		usage(argv[0]);
 	if (!opt.seed_given)
@@ -341,6 +366,136 @@ static const char *op_str(const struct op *op)
 		 op->inline_flag ? ", inline (setter and wr_flags)" : ", inline (setter only)",
 		 op->bad_lkey ? " with a junk lkey" : "");
 	return b;
+}
+
+/* --- the other process (-P) ------------------------------------------------- */
+
+/*
+ * With -P each process holds one QP: A listens on TCP PORT, B (-C ADDR)
+ * connects, and B takes A's seed and options. Both plan the same ops from
+ * the same random stream, and each keeps a copy of the other side's
+ * buffers, filled exactly as the other fills its own, so it knows every
+ * byte that must arrive. Each process posts, polls and checks only its own
+ * QP, CQs and memory; the two meet over TCP wherever one must wait for
+ * the other (receives posted before the SENDs, a batch checked by both
+ * before its buffers are filled again).
+ */
+static int is_local(const struct side *sd)
+{
+	return peer_fd < 0 || sd == &sides[me];
+}
+
+static void peer_io(int out, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = out ? send(peer_fd, p, len, MSG_NOSIGNAL) : recv(peer_fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			t_fatal("connection to QP %c's process %s: %s", 'A' + !me,
+				out ? "lost" : "ended", n ? t_errname(errno) :
+				"closed (that process stopped: its output says why)");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Send len bytes of this process's, receive the other's len bytes. */
+static void peer_xchg(const void *mine, void *theirs, size_t len)
+{
+	peer_io(1, (void *)mine, len);
+	peer_io(0, theirs, len);
+}
+
+/*
+ * Neither process goes past step `what` of the batch before both reached
+ * it; failed checks in the other end this one too.
+ */
+static void peer_sync(const char *what)
+{
+	int32_t mine[2] = { batch_no, t_failures }, theirs[2];
+
+	if (peer_fd < 0)
+		return;
+	peer_xchg(mine, theirs, sizeof(mine));
+	if (theirs[1])
+		t_fatal("QP %c's process failed %d checks by batch %d (%s): its output says which",
+			'A' + !me, theirs[1], theirs[0], what);
+	if (theirs[0] != batch_no)
+		t_fatal("internal: out of step with QP %c's process at %s: batch %d here, %d there",
+			'A' + !me, what, batch_no, theirs[0]);
+}
+
+/* A listens on -P PORT, B connects to -C ADDR (for up to 60 s). */
+static void peer_connect(void)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	double deadline = t_now() + 60;
+	int fd, lfd, one = 1, ret;
+
+	me = opt.peer_addr ? 1 : 0;
+	/* An IPv6 wildcard listener takes IPv4 connections as well. */
+	hints.ai_family = me ? AF_UNSPEC : AF_INET6;
+	hints.ai_flags = me ? 0 : AI_PASSIVE;
+	ret = getaddrinfo(opt.peer_addr, opt.peer_port, &hints, &ai);
+	if (ret)
+		t_fatal("getaddrinfo(%s, %s): %s", opt.peer_addr ? opt.peer_addr : "any",
+			opt.peer_port, gai_strerror(ret));
+	if (!me) {
+		lfd = socket(ai->ai_family, SOCK_STREAM, 0);
+		if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, 1))
+			t_fatal("listen on TCP port %s: %s", opt.peer_port, t_errname(errno));
+		printf("QP A: waiting for QP B's process on TCP port %s\n", opt.peer_port);
+		fd = accept(lfd, NULL, NULL);
+		if (fd < 0)
+			t_fatal("accept on TCP port %s: %s", opt.peer_port, t_errname(errno));
+		close(lfd);
+	} else {
+		for (;;) {
+			fd = socket(ai->ai_family, SOCK_STREAM, 0);
+			if (fd < 0)
+				t_fatal("socket: %s", t_errname(errno));
+			if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+				break;
+			if (errno != ECONNREFUSED || t_now() > deadline)
+				t_fatal("connect to %s port %s: %s", opt.peer_addr, opt.peer_port,
+					t_errname(errno));
+			close(fd);
+			usleep(200 * 1000);
+		}
+	}
+	freeaddrinfo(ai);
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		t_fatal("TCP_NODELAY: %s", t_errname(errno));
+	peer_fd = fd;
+}
+
+/* B runs what A runs: A's seed and options, and either's rxe quirks. */
+static void peer_agree(void)
+{
+	uint32_t mine[9] = { opt.seed, (uint32_t)opt.nops, opt.api, opt.max_len, opt.mw,
+			     opt.kinds, opt.lossy, opt.rxe_quirks, (uint32_t)opt.mtu_bytes };
+	uint32_t theirs[9];
+
+	peer_xchg(mine, theirs, sizeof(mine));
+	if (me) {
+		opt.seed = theirs[0];
+		opt.nops = theirs[1];
+		opt.api = (enum api)theirs[2];
+		opt.max_len = theirs[3];
+		opt.mw = (int)theirs[4];
+		opt.kinds = theirs[5];
+		opt.mtu_bytes = (int)theirs[8];
+	}
+	opt.lossy |= (int)theirs[6];
+	if (theirs[7] && !opt.rxe_quirks) {
+		opt.rxe_quirks = 1;
+		t_qp_timeout = 18;
+	}
 }
 
 /* --- buffers ----------------------------------------------------------------- */
@@ -386,17 +541,33 @@ static void setup_memory(void)
 			sd->dst[k] = mem + (2 * k + 1) * area_len;
 			t_rand_fill(sd->src[k], area_len);
 			memcpy(sd->dst[k], guard, area_len);
+			if (!is_local(sd))
+				continue;
 			sd->src_mr[k] = ibv_reg_mr(sd->pd, sd->src[k], area_len, access);
 			sd->dst_mr[k] = ibv_reg_mr(sd->pd, sd->dst[k], area_len, access);
 			if (!sd->src_mr[k] || !sd->dst_mr[k])
 				t_fatal("reg_mr on %s of %zu bytes, access %#x: %s%s", sd->dev,
 					area_len, access, t_errname(errno),
 					errno == ENOMEM ? " (RLIMIT_MEMLOCK?)" : "");
+			sd->src_va[k] = (uintptr_t)sd->src[k];
+			sd->dst_va[k] = (uintptr_t)sd->dst[k];
+			sd->src_rkey[k] = sd->src_mr[k]->rkey;
+			sd->dst_rkey[k] = sd->dst_mr[k]->rkey;
 		}
+	}
+	if (peer_fd >= 0) {
+		struct side *mine = &sides[me], *theirs = &sides[!me];
+
+		peer_xchg(mine->src_va, theirs->src_va, sizeof(mine->src_va));
+		peer_xchg(mine->dst_va, theirs->dst_va, sizeof(mine->dst_va));
+		peer_xchg(mine->src_rkey, theirs->src_rkey, sizeof(mine->src_rkey));
+		peer_xchg(mine->dst_rkey, theirs->dst_rkey, sizeof(mine->dst_rkey));
 	}
 }
 
 /* --- QPs ----------------------------------------------------------------------- */
+
+static int inline_known;
 
 static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 {
@@ -436,8 +607,9 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 		t_fatal("create_qp on %s: asked for max_inline_data %d, got %u", sd->dev,
 			inline_want, a.cap.max_inline_data);
 	/* Both QPs must take what either sends inline: the smaller limit. */
-	if (sd == &sides[0] || a.cap.max_inline_data < (uint32_t)max_inline)
+	if (!inline_known || a.cap.max_inline_data < (uint32_t)max_inline)
 		max_inline = a.cap.max_inline_data;
+	inline_known = 1;
 	if (opt.api != API_POST) {
 		sd->qpx = ibv_qp_to_qp_ex(qp);
 		if (!sd->qpx)
@@ -461,8 +633,9 @@ static void connect_qps(void)
 		to[s].gid = sides[!s].path.gid;
 		to[s].mtu = path_mtu;
 	}
-	t_rc_connect(sides[0].qp, sides[1].qp->qp_num, ba, ab, &to[0]);
-	t_rc_connect(sides[1].qp, sides[0].qp->qp_num, ab, ba, &to[1]);
+	for (s = 0; s < 2; s++)
+		if (is_local(&sides[s]))
+			t_rc_connect(sides[s].qp, sides[!s].qpn, s ? ab : ba, s ? ba : ab, &to[s]);
 }
 
 /* Limits both devices honour: what either QP may be asked to do. */
@@ -476,8 +649,8 @@ static void query_limits(void)
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
 
-		if (s && sd->ctx == sides[0].ctx)
-			break;
+		if (!sd->ctx || (s && sd->ctx == sides[0].ctx))
+			continue;
 		ret = ibv_query_device(sd->ctx, &attr);
 		if (ret)
 			t_fatal("ibv_query_device(%s): %s", sd->dev, t_errname(ret));
@@ -493,6 +666,15 @@ static void query_limits(void)
 		if (attr.atomic_cap == IBV_ATOMIC_NONE)
 			t_fatal("%s: atomic_cap is IBV_ATOMIC_NONE: atomics are part of this test",
 				sd->dev);
+	}
+	if (peer_fd >= 0) {
+		int32_t mine[2] = { max_sge, max_rd_sge }, theirs[2];
+
+		peer_xchg(mine, theirs, sizeof(mine));
+		if (theirs[0] < max_sge)
+			max_sge = theirs[0];
+		if (theirs[1] < max_rd_sge)
+			max_rd_sge = theirs[1];
 	}
 }
 
@@ -511,6 +693,8 @@ static void setup_qps(void)
 		snprintf(sd->rname, sizeof(sd->rname), "%c recv CQ", sd->name);
 		sd->sexp.name = sd->sname;
 		sd->rexp.name = sd->rname;
+		if (!is_local(sd))
+			continue;
 		sd->scq = ibv_create_cq(sd->ctx, CQ_DEPTH, NULL, NULL, 0);
 		sd->rcq = ibv_create_cq(sd->ctx, CQ_DEPTH, NULL, NULL, 0);
 		if (!sd->scq || !sd->rcq)
@@ -530,6 +714,15 @@ static void setup_qps(void)
 				SQ_DEPTH, max_sge, opt.api == API_POST ? "ibv_create_qp_ex" :
 				"ibv_create_qp_ex with send_ops_flags", t_errname(errno));
 		first = i;
+		sd->qpn = sd->qp->qp_num;
+	}
+	if (peer_fd >= 0) {
+		int32_t in = max_inline;
+
+		peer_xchg(&sides[me].qpn, &sides[!me].qpn, sizeof(sides[me].qpn));
+		peer_xchg(&max_inline, &in, sizeof(in));
+		if (in < max_inline)
+			max_inline = in;
 	}
 	connect_qps();
 }
@@ -648,7 +841,7 @@ static void to_sges(struct ibv_sge *sge, const uint8_t *area, const struct ibv_m
 	for (i = 0; i < p->nspan; i++) {
 		sge[i].addr = (uintptr_t)(area + p->span[i].off);
 		sge[i].length = p->span[i].len;
-		sge[i].lkey = mr->lkey;
+		sge[i].lkey = mr ? mr->lkey : 0;	/* NULL: the other process's */
 	}
 }
 
@@ -860,8 +1053,8 @@ static int op_wrs(struct op *op, struct wr *w)
 			for (i = 0; i < w[0].nsge; i++)
 				w[0].sge[i].lkey = 0xdeadbe00 | i;
 		}
-		w[0].raddr = (uintptr_t)(resp->dst[k] + op->roff);
-		w[0].rkey = resp->dst_mr[k]->rkey;
+		w[0].raddr = resp->dst_va[k] + op->roff;
+		w[0].rkey = resp->dst_rkey[k];
 		break;
 	case K_READ:
 	case K_READ_FENCE_SEND:
@@ -869,8 +1062,8 @@ static int op_wrs(struct op *op, struct wr *w)
 		w[0].opcode = IBV_WR_RDMA_READ;
 		w[0].nsge = op->lplace.nspan;
 		to_sges(w[0].sge, req->dst[k], req->dst_mr[k], &op->lplace);
-		w[0].raddr = (uintptr_t)(resp->src[k] + op->roff);
-		w[0].rkey = resp->src_mr[k]->rkey;
+		w[0].raddr = resp->src_va[k] + op->roff;
+		w[0].rkey = resp->src_rkey[k];
 		if (op->kind == K_READ)
 			break;
 		/* The READ's own flags: random signalling, no fence. */
@@ -879,8 +1072,8 @@ static int op_wrs(struct op *op, struct wr *w)
 		w[1].wr_id |= 1;
 		w[1].flags = op->flags;
 		w[1].opcode = op->kind == K_READ_FENCE_SEND ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
-		w[1].raddr = (uintptr_t)(resp->dst[k] + op->woff);
-		w[1].rkey = resp->dst_mr[k]->rkey;
+		w[1].raddr = resp->dst_va[k] + op->woff;
+		w[1].rkey = resp->dst_rkey[k];
 		n = 2;
 		break;
 	case K_CMP_SWP:
@@ -889,8 +1082,8 @@ static int op_wrs(struct op *op, struct wr *w)
 			      IBV_WR_ATOMIC_FETCH_AND_ADD;
 		w[0].nsge = 1;
 		to_sges(w[0].sge, req->dst[k], req->dst_mr[k], &op->lplace);
-		w[0].raddr = (uintptr_t)(resp->dst[k] + op->roff);
-		w[0].rkey = resp->dst_mr[k]->rkey;
+		w[0].raddr = resp->dst_va[k] + op->roff;
+		w[0].rkey = resp->dst_rkey[k];
 		w[0].cmp_add = op->cmp_add;
 		w[0].swap = op->swap;
 		break;
@@ -1191,6 +1384,8 @@ static void report_stuck_qps(void)
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
 
+		if (!is_local(sd))
+			continue;
 		if (ibv_query_qp(sd->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
 				 &init)) {
 			printf("QP %c (%s, QPN %#x): ibv_query_qp failed\n", sd->name, sd->dev,
@@ -1215,8 +1410,15 @@ static void collect(double timeout)
 {
 	double deadline = t_now() + timeout;
 	struct ibv_wc wc[16];
-	int s, q, i, n, pending;
+	int s, q, i, n = 0, pending;
 
+	/* The other process expects and checks its own CQEs. */
+	for (s = 0; s < 2; s++) {
+		if (!is_local(&sides[s])) {
+			sides[s].sexp.head = sides[s].sexp.tail;
+			sides[s].rexp.head = sides[s].rexp.tail;
+		}
+	}
 	for (;;) {
 		pending = 0;
 		for (s = 0; s < 2; s++) {
@@ -1224,6 +1426,8 @@ static void collect(double timeout)
 				struct side *sd = &sides[s];
 				struct fifo *f = q ? &sd->rexp : &sd->sexp;
 
+				if (!is_local(sd))
+					continue;
 				n = ibv_poll_cq(q ? sd->rcq : sd->scq, 16, wc);
 				if (n < 0)
 					t_fatal("ibv_poll_cq(%s): %d", f->name, n);
@@ -1250,17 +1454,28 @@ static void collect(double timeout)
 			}
 			report_stuck_qps();
 			t_fatal("batch %d timed out: QP A %s, QP B %s; replay: -s %u", batch_no,
-				t_qp_state_str(t_qp_state(sides[0].qp)),
-				t_qp_state_str(t_qp_state(sides[1].qp)), opt.seed);
+				is_local(&sides[0]) ? t_qp_state_str(t_qp_state(sides[0].qp)) :
+				"in the other process",
+				is_local(&sides[1]) ? t_qp_state_str(t_qp_state(sides[1].qp)) :
+				"in the other process", opt.seed);
 		}
-		if (!n)
+		if (!n) {
+			char c;
+
+			/* A peer that died leaves CQEs missing: say so at once. */
+			if (peer_fd >= 0 && !recv(peer_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT))
+				t_fatal("QP %c's process ended while this one waited for CQEs of batch %d (its output says why)",
+					'A' + !me, batch_no);
 			sched_yield();
+		}
 	}
 	for (s = 0; s < 2; s++) {
 		for (q = 0; q < 2; q++) {
 			struct side *sd = &sides[s];
 			struct fifo *f = q ? &sd->rexp : &sd->sexp;
 
+			if (!is_local(sd))
+				continue;
 			n = ibv_poll_cq(q ? sd->rcq : sd->scq, 16, wc);
 			for (i = 0; i < n; i++)
 				check_cqe(sd, f, &wc[i]);
@@ -1351,9 +1566,13 @@ static void verify_op(struct op *op)
 {
 	struct side *req = op->req, *resp = op->resp;
 	uint8_t *rdst = resp->dst[op->slot];
-	int k = op->slot;
+	int k = op->slot, ql = is_local(req), rl = is_local(resp);
 	uint64_t want;
 
+	bytes_moved += op->len;
+	/* -P: the other process checks the other side's memory. */
+	if (!rl)
+		goto requester;
 	switch (op->kind) {
 	case K_SEND:
 	case K_SEND_IMM:
@@ -1377,8 +1596,6 @@ static void verify_op(struct op *op)
 				    op->data, op->len);
 			memcpy(rdst + op->woff, guard + op->woff, op->len);
 		}
-		check_scatter(op, "RDMA READ destination", req->dst[k], &op->lplace, op->data,
-			      op->len);
 		break;
 	case K_CMP_SWP:
 	case K_FETCH_ADD:
@@ -1388,17 +1605,37 @@ static void verify_op(struct op *op)
 			want = op->init + op->cmp_add;
 		check_u64(op, "atomic target after the operation", rdst + op->roff, want);
 		memcpy(rdst + op->roff, guard + op->roff, 8);
-		check_u64(op, "returned original value (host order)",
-			  req->dst[k] + op->lplace.span[0].off, op->init);
-		memcpy(req->dst[k] + op->lplace.span[0].off, guard + op->lplace.span[0].off, 8);
 		break;
 	default:
 		break;
 	}
-	if ((op->kind == K_SEND || op->kind == K_SEND_IMM || op->kind == K_WRITE ||
-	     op->kind == K_WRITE_IMM) && !op->inlined)
-		check_gather(op, "source (must not change)", req->src[k], &op->lplace, op->data);
-	bytes_moved += op->len;
+requester:
+	if (!ql)
+		return;
+	switch (op->kind) {
+	case K_READ:
+	case K_READ_FENCE_SEND:
+	case K_READ_FENCE_WRITE:
+		check_scatter(op, "RDMA READ destination", req->dst[k], &op->lplace, op->data,
+			      op->len);
+		break;
+	case K_CMP_SWP:
+	case K_FETCH_ADD:
+		check_u64(op, "returned original value (host order)",
+			  req->dst[k] + op->lplace.span[0].off, op->init);
+		memcpy(req->dst[k] + op->lplace.span[0].off, guard + op->lplace.span[0].off, 8);
+		break;
+	case K_SEND:
+	case K_SEND_IMM:
+	case K_WRITE:
+	case K_WRITE_IMM:
+		if (!op->inlined)
+			check_gather(op, "source (must not change)", req->src[k], &op->lplace,
+				     op->data);
+		break;
+	default:
+		break;
+	}
 }
 
 /*
@@ -1417,7 +1654,7 @@ static void check_guards(void)
 			size_t used = sd->dst_used[k];
 			const uint8_t *a = sd->dst[k];
 
-			if (!used || !memcmp(a, guard, used)) {
+			if (!used || !is_local(sd) || !memcmp(a, guard, used)) {
 				sd->dst_used[k] = 0;
 				continue;
 			}
@@ -1478,8 +1715,9 @@ static int run_batch(int first_id, int nops)
 			expect_send(ops[i].req, &ops[i], &wrs[i][j], IBV_WC_SUCCESS);
 
 	for (i = 0; i < nops; i++)
-		if (consumes_recv(ops[i].kind))
+		if (consumes_recv(ops[i].kind) && is_local(ops[i].resp))
 			post_recv(ops[i].resp, ops[i].recv_wr_id, ops[i].slot, &ops[i].rplace);
+	peer_sync("receives posted");
 
 	/* Consecutive ops of one QP and one API go in one post. */
 	for (i = 0; i < nops;) {
@@ -1495,13 +1733,14 @@ static int run_batch(int first_id, int nops)
 				owner[n++] = &ops[j];
 			}
 		}
-		post_wrs(ops[i].req, ops[i].api, chain, n, owner);
+		if (is_local(ops[i].req))
+			post_wrs(ops[i].req, ops[i].api, chain, n, owner);
 		/* Inline data was copied at post time: later changes must not show. */
 		for (; i < j; i++) {
 			struct op *op = &ops[i];
 			int s;
 
-			if (!op->inlined)
+			if (!op->inlined || !is_local(op->req))
 				continue;
 			for (s = 0; s < op->lplace.nspan; s++) {
 				uint8_t *p = op->req->src[op->slot] + op->lplace.span[s].off;
@@ -1520,9 +1759,12 @@ static int run_batch(int first_id, int nops)
 			total += ops[i].len;
 		collect(30 + total / (256 * 1024));
 	}
+	/* The other process's CQEs say when this one's memory is final. */
+	peer_sync("CQEs in");
 	for (i = 0; i < nops; i++)
 		verify_op(&ops[i]);
 	check_guards();
+	peer_sync("batch checked");
 	for (i = 0; i < nops; i++)
 		free(ops[i].data);
 	return nops;
@@ -1536,7 +1778,8 @@ static void post_one(struct side *sd, struct op *op, struct wr *w, enum ibv_wc_s
 	struct op *owner[1] = { op };
 
 	expect_send(sd, op, w, status);
-	post_wrs(sd, op->api, w, 1, owner);
+	if (is_local(sd))
+		post_wrs(sd, op->api, w, 1, owner);
 }
 
 /* Leave the error state: both QPs back to RTS, any flushed CQE drained. */
@@ -1547,6 +1790,8 @@ static void recover_qps(void)
 
 	connect_qps();
 	for (s = 0; s < 2; s++) {
+		if (!is_local(&sides[s]))
+			continue;
 		for (q = 0; q < 2; q++) {
 			struct ibv_cq *cq = q ? sides[s].rcq : sides[s].scq;
 
@@ -1589,10 +1834,21 @@ static void run_mw(int id)
 	op_count[K_MW]++;
 
 	/* T's QP binds it to T's MR: the window belongs to that MR's PD. */
-	mw = ibv_alloc_mw(t->pd, IBV_MW_TYPE_2);
-	if (!mw)
-		t_fatal("ibv_alloc_mw(IBV_MW_TYPE_2) on %s: %s", t->dev, t_errname(errno));
-	rkey = ibv_inc_rkey(mw->rkey);
+	mw = NULL;
+	rkey = 0;
+	if (is_local(t)) {
+		mw = ibv_alloc_mw(t->pd, IBV_MW_TYPE_2);
+		if (!mw)
+			t_fatal("ibv_alloc_mw(IBV_MW_TYPE_2) on %s: %s", t->dev, t_errname(errno));
+		rkey = ibv_inc_rkey(mw->rkey);
+	}
+	if (peer_fd >= 0) {
+		uint32_t theirs;
+
+		peer_xchg(&rkey, &theirs, sizeof(rkey));
+		if (!mw)
+			rkey = theirs;
+	}
 
 	/* The window, and what R writes and reads inside it. */
 	wlen = t_rand_range(1, opt.max_len < 65536 ? opt.max_len : 65536);
@@ -1616,7 +1872,7 @@ static void run_mw(int id)
 	w.new_rkey = rkey;
 	w.bind = (struct ibv_mw_bind_info){
 		.mr = t->dst_mr[0],
-		.addr = (uintptr_t)(tdst + woff),
+		.addr = t->dst_va[0] + woff,
 		.length = wlen,
 		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
@@ -1624,6 +1880,7 @@ static void run_mw(int id)
 	collect(30);
 	if (t_failures)
 		t_fatal("binding a type-2 window failed; replay: -s %u", opt.seed);
+	peer_sync("window bound");
 
 	/* WRITE then READ through the window. */
 	op.data = malloc(alen + blen);
@@ -1636,17 +1893,20 @@ static void run_mw(int id)
 	w.wr_id = ((uint64_t)id << 8) | 1;
 	w.flags = IBV_SEND_SIGNALED;
 	w.nsge = 1;
-	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), alen, r->src_mr[0]->lkey };
-	w.raddr = (uintptr_t)(tdst + aoff);
+	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), alen,
+				     r->src_mr[0] ? r->src_mr[0]->lkey : 0 };
+	w.raddr = t->dst_va[0] + aoff;
 	w.rkey = rkey;
 	post_one(r, opp, &w, IBV_WC_SUCCESS);
 	w.opcode = IBV_WR_RDMA_READ;
 	w.wr_id = ((uint64_t)id << 8) | 2;
-	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->dst[0] + LEAD), blen, r->dst_mr[0]->lkey };
-	w.raddr = (uintptr_t)(tdst + boff);
+	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->dst[0] + LEAD), blen,
+				     r->dst_mr[0] ? r->dst_mr[0]->lkey : 0 };
+	w.raddr = t->dst_va[0] + boff;
 	note_dst(r, 0, LEAD + blen);
 	post_one(r, opp, &w, IBV_WC_SUCCESS);
 	collect(30);
+	peer_sync("WRITE and READ through the window done");
 
 	want = op.data + alen;
 	for (i = 0; i < (int)blen; i++) {
@@ -1654,9 +1914,12 @@ static void run_mw(int id)
 
 		want[i] = at >= aoff && at < aoff + alen ? op.data[at - aoff] : guard[at];
 	}
-	check_bytes(opp, "RDMA WRITE target through the window", tdst + aoff, op.data, alen);
-	check_bytes(opp, "RDMA READ through the window (after the WRITE)", r->dst[0] + LEAD,
-		    want, blen);
+	if (is_local(t))
+		check_bytes(opp, "RDMA WRITE target through the window", tdst + aoff, op.data,
+			    alen);
+	if (is_local(r))
+		check_bytes(opp, "RDMA READ through the window (after the WRITE)",
+			    r->dst[0] + LEAD, want, blen);
 	memcpy(r->dst[0] + LEAD, guard + LEAD, blen);
 
 	/* Invalidate. */
@@ -1683,20 +1946,24 @@ static void run_mw(int id)
 		e.wr_id = ((uint64_t)id << 8) | 0x80;
 		e.byte_len = len;
 		fifo_push(&t->rexp, &e);
-		post_recv(t, e.wr_id, 0, &p);
+		if (is_local(t))
+			post_recv(t, e.wr_id, 0, &p);
+		peer_sync("receive for SEND_WITH_INV posted");
 		w.opcode = IBV_WR_SEND_WITH_INV;
 		w.nsge = 1;
 		w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), len,
-					     r->src_mr[0]->lkey };
+					     r->src_mr[0] ? r->src_mr[0]->lkey : 0 };
 		post_one(r, opp, &w, IBV_WC_SUCCESS);
 		collect(30);
-		check_scatter(opp, "receive buffer of SEND_WITH_INV", tdst, &p,
-			      r->src[0] + LEAD, len);
+		if (is_local(t))
+			check_scatter(opp, "receive buffer of SEND_WITH_INV", tdst, &p,
+				      r->src[0] + LEAD, len);
 	} else {
 		w.opcode = IBV_WR_LOCAL_INV;
 		post_one(t, opp, &w, IBV_WC_SUCCESS);
 		collect(30);
 	}
+	peer_sync("window invalidated");
 	if (t_failures)
 		t_fatal("%s failed; replay: -s %u", inval_remote ? "SEND_WITH_INV" : "LOCAL_INV",
 			opt.seed);
@@ -1708,22 +1975,28 @@ static void run_mw(int id)
 	w.flags = IBV_SEND_SIGNALED;
 	w.nsge = 1;
 	cur = t_rand_range(1, wlen);
-	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), cur, r->src_mr[0]->lkey };
-	w.raddr = (uintptr_t)(tdst + woff);
+	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), cur,
+				     r->src_mr[0] ? r->src_mr[0]->lkey : 0 };
+	w.raddr = t->dst_va[0] + woff;
 	w.rkey = rkey;
 	op.len = cur;
 	post_one(r, opp, &w, IBV_WC_REM_ACCESS_ERR);
 	collect(30);
-	state = t_qp_state(r->qp);
-	if (state != IBV_QPS_ERR)
-		t_fail("%s: after the refused RDMA WRITE with invalidated rkey %#x, QP %c is %s, expected ERR",
-		       op_str(opp), rkey, r->name, t_qp_state_str(state));
-	check_bytes(opp, "window's RDMA WRITE target after the refused WRITE", tdst + aoff,
-		    op.data, alen);
+	peer_sync("RDMA WRITE with the dead rkey done");
+	if (is_local(r)) {
+		state = t_qp_state(r->qp);
+		if (state != IBV_QPS_ERR)
+			t_fail("%s: after the refused RDMA WRITE with invalidated rkey %#x, QP %c is %s, expected ERR",
+			       op_str(opp), rkey, r->name, t_qp_state_str(state));
+	}
+	if (is_local(t))
+		check_bytes(opp, "window's RDMA WRITE target after the refused WRITE",
+			    tdst + aoff, op.data, alen);
 	memcpy(tdst + aoff, guard + aoff, alen);
 	check_guards();
 	recover_qps();
-	i = ibv_dealloc_mw(mw);
+	peer_sync("QPs reconnected");
+	i = mw ? ibv_dealloc_mw(mw) : 0;
 	if (i)
 		t_fail("ibv_dealloc_mw after invalidation: %s", t_errname(i));
 	bytes_moved += alen + blen;
@@ -1739,6 +2012,8 @@ static void teardown(void)
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
 
+		if (!is_local(sd))
+			continue;
 		if ((ret = ibv_destroy_qp(sd->qp)))
 			t_fail("destroy_qp %c: %s", sd->name, t_errname(ret));
 		if ((ret = ibv_destroy_cq(sd->scq)) || (ret = ibv_destroy_cq(sd->rcq)))
@@ -1752,8 +2027,8 @@ static void teardown(void)
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
 
-		if (s && sd->ctx == sides[0].ctx)
-			break;
+		if (!sd->ctx || (s && sd->ctx == sides[0].ctx))
+			continue;
 		if ((ret = ibv_dealloc_pd(sd->pd)))
 			t_fail("dealloc_pd on %s: %s", sd->dev, t_errname(ret));
 		if ((ret = ibv_close_device(sd->ctx)))
@@ -1766,13 +2041,46 @@ static void teardown(void)
  * its port, and give it a PD. The path MTU is -m, or the smaller active
  * MTU of the ports: a packet must fit both netdevs.
  */
+static void open_one(struct side *sd, const char *dev, int *gid_index, const char *gopt)
+{
+	sd->dev = dev;
+	sd->ctx = t_open_device(dev);
+	if (*gid_index < 0) {
+		*gid_index = t_find_ipv4_roce_v2_gid(sd->ctx);
+		if (*gid_index < 0)
+			t_fatal("%s port 1 has no RoCE v2 GID with an IPv4 address: give %s", dev,
+				gopt);
+	}
+	t_path_init(sd->ctx, *gid_index, opt.mtu_bytes, &sd->path);
+	sd->pd = ibv_alloc_pd(sd->ctx);
+	if (!sd->pd)
+		t_fatal("alloc_pd on %s: %s", dev, t_errname(errno));
+}
+
 static void open_sides(void)
 {
+	static char peer_dev[64];
 	int s;
 
+	if (peer_fd >= 0) {
+		struct {
+			char dev[64];
+			struct t_path path;
+		} mine = {}, theirs;
+
+		open_one(&sides[me], opt.dev, &opt.gid_index, "-g");
+		snprintf(mine.dev, sizeof(mine.dev), "%s", opt.dev);
+		mine.path = sides[me].path;
+		peer_xchg(&mine, &theirs, sizeof(mine));
+		memcpy(peer_dev, theirs.dev, sizeof(peer_dev) - 1);
+		sides[!me].dev = peer_dev;
+		sides[!me].path = theirs.path;
+		path_mtu = mine.path.mtu < theirs.path.mtu ? mine.path.mtu : theirs.path.mtu;
+		mtu = t_mtu_bytes(path_mtu);
+		return;
+	}
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
-		int *gid_index = s ? &opt.gid_index2 : &opt.gid_index;
 
 		if (s && !opt.dev2) {
 			sd->dev = sides[0].dev;
@@ -1781,20 +2089,10 @@ static void open_sides(void)
 			sd->path = sides[0].path;
 			break;
 		}
-		sd->dev = s ? opt.dev2 : opt.dev;
-		sd->ctx = t_open_device(sd->dev);
-		if (*gid_index < 0) {
-			*gid_index = t_find_ipv4_roce_v2_gid(sd->ctx);
-			if (*gid_index < 0)
-				t_fatal("%s port 1 has no RoCE v2 GID with an IPv4 address: give %s",
-					sd->dev, s ? "-G" : "-g");
-		}
-		t_path_init(sd->ctx, *gid_index, opt.mtu_bytes, &sd->path);
+		open_one(sd, s ? opt.dev2 : opt.dev, s ? &opt.gid_index2 : &opt.gid_index,
+			 s ? "-G" : "-g");
 		if (!s || sd->path.mtu < path_mtu)
 			path_mtu = sd->path.mtu;
-		sd->pd = ibv_alloc_pd(sd->ctx);
-		if (!sd->pd)
-			t_fatal("alloc_pd on %s: %s", sd->dev, t_errname(errno));
 	}
 	mtu = t_mtu_bytes(path_mtu);
 }
@@ -1809,7 +2107,12 @@ int main(int argc, char **argv)
 	t_name = "scire_integrity";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
-	printf("seed %u (replay: -s %u)\n", opt.seed, opt.seed);
+	if (opt.peer_port) {
+		peer_connect();
+		peer_agree();
+	}
+	printf("seed %u (replay: -s %u%s)\n", opt.seed, opt.seed,
+	       peer_fd < 0 ? "" : " on QP A's side");
 	t_rng_seed(opt.seed);
 
 	open_sides();
@@ -1818,6 +2121,9 @@ int main(int argc, char **argv)
 	if (opt.dev2)
 		printf("QP A on %s GID index %d, QP B on %s GID index %d\n", opt.dev,
 		       opt.gid_index, opt.dev2, opt.gid_index2);
+	if (peer_fd >= 0)
+		printf("QP %c here on %s GID index %d, QP %c in the other process on %s\n",
+		       'A' + me, opt.dev, opt.gid_index, 'A' + !me, sides[!me].dev);
 	printf("%s: GID index %d, path MTU %d, %ld ops, API %s, sizes 0..%u, max SGEs %d (READ %d), max inline %d%s\n",
 	       opt.dev, opt.gid_index, mtu, opt.nops, api_name(opt.api), opt.max_len, max_sge,
 	       max_rd_sge, max_inline, opt.mw ? ", memory windows" : "");
@@ -1853,7 +2159,8 @@ int main(int argc, char **argv)
 	if (t_failures)
 		return T_EXIT_FAIL;
 	printf("PASS: %s on %s%s%s, MTU %d, API %s, seed %u\n", t_name, opt.dev,
-	       opt.dev2 ? " and " : "", opt.dev2 ? opt.dev2 : "", mtu, api_name(opt.api),
-	       opt.seed);
+	       opt.dev2 || peer_fd >= 0 ? " and " : "",
+	       opt.dev2 ? opt.dev2 : peer_fd >= 0 ? sides[!me].dev : "", mtu,
+	       api_name(opt.api), opt.seed);
 	return T_EXIT_PASS;
 }

@@ -6,6 +6,10 @@
 # ibv_rc_pingpong -c (4 KiB and 64 KiB), ibv_ud_pingpong -c,
 # ibv_srq_pingpong -c, rping -v -V (rdma_cm), and perftest ib_write_bw,
 # ib_read_bw and ib_send_lat. Data is validated by the tools themselves.
+# Then scire_integrity -P: one QP on each host, every op kind in both
+# directions (SENDs, WRITEs, READs, atomics, fenced pairs, memory
+# windows), every byte and CQE checked by the host that owns it (a is QP
+# A and listens, b connects with -C).
 # Runs on both hosts at once; each reports its own half.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
@@ -40,5 +44,12 @@ for srv in a b; do
 	pair_duo "ib_send_lat -s 2" "$srv" ib_send_lat "${pt[@]}" -s 2 -n 200 -- \
 		ib_send_lat "${pt[@]}" -s 2 -n 200 "$SCIRE_PEER" || failed=$((failed + 1))
 done
+# One run: each QP is requester and responder of ops both ways, whichever
+# host listens for the TCP connection. rxe (rdma-core 44's provider, 6.1's
+# driver) needs -R: see scire_integrity.c.
+si=(scire_integrity -d "$dev" -g "$gid" -P 19477)
+pair_has_rxe && si+=(-R)
+pair_duo "scire_integrity -P -m 4096 -a mix -w" a "${si[@]}" -m 4096 -a mix -w \
+	-n "${SCIRE_INTEGRITY_OPS:-400}" -- "${si[@]}" -C "$SCIRE_PEER" || failed=$((failed + 1))
 [ "$failed" = 0 ] || fail "$failed of the runs above failed on host $SCIRE_HOST"
 exit 0
