@@ -679,6 +679,22 @@ delta()
 # eth0_tx: packets eth0 sent so far.
 eth0_tx() { cat /sys/class/net/eth0/statistics/tx_packets 2>/dev/null || echo "?"; }
 
+# thp_off: the guest's transparent huge pages off for every configuration
+# alike (prints the setting). Under TCG a copy between 2 MiB pages ran 3-6x
+# slower in some runs than in others of the same command in one boot
+# (bench/profiles.md, scif-rma): an artifact of the emulator that made a
+# figure depend on where THP happened to put the buffers, not on the code.
+thp_off()
+{
+	local f=/sys/kernel/mm/transparent_hugepage/enabled
+
+	if [ -w "$f" ] && echo never >"$f" 2>/dev/null; then
+		cat "$f"
+	else
+		echo "unchanged: $(cat "$f" 2>/dev/null || echo absent)"
+	fi
+}
+
 # pair_main: --pair KEY, on both hosts of the VM pair at once.
 pair_main()
 {
@@ -691,6 +707,7 @@ pair_main()
 	say_a "config $key ($key) $kind pair|$dev_line"
 	say_a "info pair_$key $(uname -r), $(nproc) vCPU(s), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo) per host"
 	say_a "info tail_iters $TAIL_ITERS"
+	say_a "info thp_$key $(thp_off)"
 	# A run across the pair costs about 10 s under TCG (rxe more than
 	# scire): the full matrix once, not three times, keeps the two pair
 	# boots within the bench's time.
@@ -757,6 +774,7 @@ main()
 	say "info lat_args -F -n N -s SIZE (N: $(for s in $SIZES; do printf '%s at %s B, ' "$(lat_iters "$s")" "$s"; done | sed 's/, $//'))"
 	say "info scif_args $(scif_args)"
 	say "info tail_iters $TAIL_ITERS"
+	say "info thp $(thp_off)"
 	say "info scire_ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
 	if [ -e "$FAST_PATH" ]; then
 		say "info fast_path $(cat "$FAST_PATH")"
