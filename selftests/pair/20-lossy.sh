@@ -122,9 +122,12 @@ done
 # Every op kind over the bad wire, one QP on each host (scire_integrity
 # -P, as in 10-verbs.sh); -L: the NAK of a refused access may be lost.
 # Between scire hosts only: against rxe it hung in 1 of 1 tries, rxe's
-# QP in RTS with a fenced RDMA WRITE never sent, like the retry hangs
-# scire_integrity -R already steers around; that is rxe's transport, not
-# the wire interop 10-verbs.sh checks with the same program.
+# QP in RTS with the fenced RDMA WRITE of a READ+WRITE pair never sent
+# and nothing after it. 6.1's rxe reads rd_atomic for the fence and sets
+# wait_fence after, unlocked, while its completer returns the credit and
+# then looks at wait_fence: a wakeup that can be lost, with no timer
+# armed (req.psn equals comp.psn). That is rxe's transport, not the wire
+# interop 10-verbs.sh checks with the same program.
 if [ "$both" = 0 ]; then
 	si=(scire_integrity -d "$dev" -g "$gid" -P 19478)
 	lossy "lossy scire_integrity -P -m 1024 -a mix -w -L" a "${si[@]}" -m 1024 -a mix -w -L \
