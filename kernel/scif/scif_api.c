@@ -88,9 +88,9 @@ void scif_ep_put(struct scif_endpt *ep)
  */
 void scif_ep_set_state(struct scif_endpt *ep, enum scif_ep_state state)
 {
-	spin_lock(&ep->slock);
+	spin_lock_bh(&ep->slock);
 	ep->state = state;
-	spin_unlock(&ep->slock);
+	spin_unlock_bh(&ep->slock);
 	wake_up_all(&ep->wq);
 }
 
@@ -271,10 +271,10 @@ int scif_listen(scif_epd_t epd, int backlog)
 	mutex_lock(&sn->lock);
 	ret = xa_err(xa_store(&sn->listeners, ep->port.port, ep, GFP_KERNEL));
 	if (!ret) {
-		spin_lock(&ep->slock);
+		spin_lock_bh(&ep->slock);
 		ep->backlog = min(backlog, SCIF_MAX_BACKLOG);
 		ep->state = SCIFEP_LISTENING;
-		spin_unlock(&ep->slock);
+		spin_unlock_bh(&ep->slock);
 	}
 	mutex_unlock(&sn->lock);
 	if (ret)
@@ -336,10 +336,10 @@ int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
 	ret = scif_node_addr(ep->net, dst->node, &addr);
 	if (ret)
 		goto unbind;
-	spin_lock(&ep->slock);
+	spin_lock_bh(&ep->slock);
 	ep->peer = *dst;
 	ep->state = SCIFEP_CONNECTING;
-	spin_unlock(&ep->slock);
+	spin_unlock_bh(&ep->slock);
 	ret = scif_cm_connect(ep, &addr, ep->port.node, dst);
 	if (ret) {
 		scif_ep_set_state(ep, SCIFEP_BOUND);
@@ -366,9 +366,9 @@ static struct scif_endpt *scif_accept_take(struct scif_endpt *lep, bool sync)
 	struct scif_endpt *nep;
 
 	for (;;) {
-		spin_lock(&lep->slock);
+		spin_lock_bh(&lep->slock);
 		if (lep->state != SCIFEP_LISTENING) {
-			spin_unlock(&lep->slock);
+			spin_unlock_bh(&lep->slock);
 			return ERR_PTR(-EINVAL);
 		}
 		nep = list_first_entry_or_null(&lep->pending, struct scif_endpt,
@@ -377,7 +377,7 @@ static struct scif_endpt *scif_accept_take(struct scif_endpt *lep, bool sync)
 			list_del_init(&nep->pending_entry);
 			lep->npending--;
 		}
-		spin_unlock(&lep->slock);
+		spin_unlock_bh(&lep->slock);
 		if (nep)
 			return nep;
 		if (!sync)
@@ -471,10 +471,10 @@ int scif_close(scif_epd_t epd)
 	enum scif_ep_state old;
 
 	mutex_lock(&ep->lock);
-	spin_lock(&ep->slock);
+	spin_lock_bh(&ep->slock);
 	old = ep->state;
 	ep->state = SCIFEP_CLOSED;
-	spin_unlock(&ep->slock);
+	spin_unlock_bh(&ep->slock);
 	wake_up_all(&ep->wq);
 
 	if (old == SCIFEP_LISTENING) {
@@ -484,14 +484,14 @@ int scif_close(scif_epd_t epd)
 		scif_cm_listen_put(sn);
 		/* No request can be queued any more: drop those waiting. */
 		for (;;) {
-			spin_lock(&ep->slock);
+			spin_lock_bh(&ep->slock);
 			nep = list_first_entry_or_null(&ep->pending, struct scif_endpt,
 						       pending_entry);
 			if (nep) {
 				list_del_init(&nep->pending_entry);
 				ep->npending--;
 			}
-			spin_unlock(&ep->slock);
+			spin_unlock_bh(&ep->slock);
 			if (!nep)
 				break;
 			scif_pending_drop(nep);
@@ -598,7 +598,7 @@ __poll_t scif_ep_poll(struct scif_endpt *ep, struct file *file, poll_table *wait
 
 	if (file && wait)
 		poll_wait(file, &ep->wq, wait);
-	spin_lock(&ep->slock);
+	spin_lock_bh(&ep->slock);
 	switch (ep->state) {
 	case SCIFEP_LISTENING:
 		if (!list_empty(&ep->pending))
@@ -620,7 +620,7 @@ __poll_t scif_ep_poll(struct scif_endpt *ep, struct file *file, poll_table *wait
 	default:
 		mask |= EPOLLERR;
 	}
-	spin_unlock(&ep->slock);
+	spin_unlock_bh(&ep->slock);
 	return mask;
 }
 

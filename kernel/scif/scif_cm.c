@@ -39,11 +39,11 @@ static int scif_cm_ep_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 static void scif_cm_event(struct scif_endpt *ep, int event, int err)
 {
-	spin_lock(&ep->slock);
+	spin_lock_bh(&ep->slock);
 	ep->cm_event = event;
 	if (err && !ep->conn_err)
 		ep->conn_err = err;
-	spin_unlock(&ep->slock);
+	spin_unlock_bh(&ep->slock);
 	wake_up_all(&ep->wq);
 }
 
@@ -78,7 +78,7 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 	if (lep) {
 		bool queued = false;
 
-		spin_lock(&lep->slock);
+		spin_lock_bh(&lep->slock);
 		if (lep->state == SCIFEP_LISTENING && lep->npending < lep->backlog) {
 			/* From here on the events of this ID are the endpoint's. */
 			id->context = nep;
@@ -89,7 +89,7 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 			lep->npending++;
 			queued = true;
 		}
-		spin_unlock(&lep->slock);
+		spin_unlock_bh(&lep->slock);
 		if (queued)
 			wake_up_all(&lep->wq);
 		else
@@ -159,11 +159,11 @@ static int scif_cm_ep_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		scif_cm_event(ep, ev->event, -ENODEV);
 		scif_conn_lost(ep);
 		scif_conn_teardown(ep);
-		spin_lock(&ep->slock);
+		spin_lock_bh(&ep->slock);
 		ret = ep->cm_id == id;
 		if (ret)
 			ep->cm_id = NULL;
-		spin_unlock(&ep->slock);
+		spin_unlock_bh(&ep->slock);
 		return ret;
 	default:
 		break;
@@ -319,10 +319,10 @@ void scif_cm_destroy(struct scif_endpt *ep)
 {
 	struct rdma_cm_id *id;
 
-	spin_lock(&ep->slock);
+	spin_lock_bh(&ep->slock);
 	id = ep->cm_id;
 	ep->cm_id = NULL;
-	spin_unlock(&ep->slock);
+	spin_unlock_bh(&ep->slock);
 	if (id)
 		rdma_destroy_id(id);
 }

@@ -140,7 +140,8 @@ struct scif_buf {
  * @send_mutex: one scif_send() at a time moves the stream
  * @recv_mutex: one scif_recv() at a time
  * @slock: guards @state, the pending list, the stream counters and the
- *	control waits; taken in the CQ and rdma_cm handlers
+ *	control waits; taken in the CQ handlers (softirq: take it with BHs
+ *	off elsewhere) and the rdma_cm handlers
  * @state: enum scif_ep_state
  * @net: the namespace the endpoint was opened in (a reference)
  * @sn: its node state
