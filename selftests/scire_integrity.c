@@ -833,6 +833,12 @@ static void gather(uint8_t *out, const uint8_t *area, const struct place *p)
 	}
 }
 
+/* An MR's lkey; -P: 0 for the other process's side, which has no MRs here. */
+static uint32_t lkey_of(const struct ibv_mr *mr)
+{
+	return mr ? mr->lkey : 0;
+}
+
 static void to_sges(struct ibv_sge *sge, const uint8_t *area, const struct ibv_mr *mr,
 		    const struct place *p)
 {
@@ -841,7 +847,7 @@ static void to_sges(struct ibv_sge *sge, const uint8_t *area, const struct ibv_m
 	for (i = 0; i < p->nspan; i++) {
 		sge[i].addr = (uintptr_t)(area + p->span[i].off);
 		sge[i].length = p->span[i].len;
-		sge[i].lkey = mr ? mr->lkey : 0;	/* NULL: the other process's */
+		sge[i].lkey = lkey_of(mr);
 	}
 }
 
@@ -1894,14 +1900,14 @@ static void run_mw(int id)
 	w.flags = IBV_SEND_SIGNALED;
 	w.nsge = 1;
 	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), alen,
-				     r->src_mr[0] ? r->src_mr[0]->lkey : 0 };
+				     lkey_of(r->src_mr[0]) };
 	w.raddr = t->dst_va[0] + aoff;
 	w.rkey = rkey;
 	post_one(r, opp, &w, IBV_WC_SUCCESS);
 	w.opcode = IBV_WR_RDMA_READ;
 	w.wr_id = ((uint64_t)id << 8) | 2;
 	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->dst[0] + LEAD), blen,
-				     r->dst_mr[0] ? r->dst_mr[0]->lkey : 0 };
+				     lkey_of(r->dst_mr[0]) };
 	w.raddr = t->dst_va[0] + boff;
 	note_dst(r, 0, LEAD + blen);
 	post_one(r, opp, &w, IBV_WC_SUCCESS);
@@ -1952,7 +1958,7 @@ static void run_mw(int id)
 		w.opcode = IBV_WR_SEND_WITH_INV;
 		w.nsge = 1;
 		w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), len,
-					     r->src_mr[0] ? r->src_mr[0]->lkey : 0 };
+					     lkey_of(r->src_mr[0]) };
 		post_one(r, opp, &w, IBV_WC_SUCCESS);
 		collect(30);
 		if (is_local(t))
@@ -1976,7 +1982,7 @@ static void run_mw(int id)
 	w.nsge = 1;
 	cur = t_rand_range(1, wlen);
 	w.sge[0] = (struct ibv_sge){ (uintptr_t)(r->src[0] + LEAD), cur,
-				     r->src_mr[0] ? r->src_mr[0]->lkey : 0 };
+				     lkey_of(r->src_mr[0]) };
 	w.raddr = t->dst_va[0] + woff;
 	w.rkey = rkey;
 	op.len = cur;
