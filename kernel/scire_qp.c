@@ -503,7 +503,18 @@ static void scire_qp_run_bh(struct scire_qp *qp)
 	unsigned int *depth = this_cpu_ptr(&scire_qp_bh_depth);
 
 	if (*depth >= SCIRE_QP_BH_DEPTH) {
-		scire_qp_kick(qp);
+		/*
+		 * Too deep to run it here. A run in progress takes the work
+		 * when it ends: most often that run is further up this very
+		 * stack (a kernel QP's request, its same-host peer's ACK), and
+		 * a work item woken for it would find nothing left. Only a
+		 * free QP needs its work item (the rule at the top).
+		 */
+		set_bit(SCIRE_QP_P_KICK, &qp->pending);
+		/* Bit before the look: pairs with smp_mb() in scire_qp_run(). */
+		smp_mb__after_atomic();
+		if (!test_bit(SCIRE_QP_EXEC, &qp->exec))
+			scire_qp_kick(qp);
 		return;
 	}
 	(*depth)++;
