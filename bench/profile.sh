@@ -38,8 +38,9 @@
 #                    (an 8-byte scif_send() the peer echoes, node 0 over
 #                    scire0), stopped after the window
 #   scif-rma         build/bench/scif_bench loop (SCIF node 0 talking to
-#                    itself over scire0): scif_writeto at 64 KiB (the
-#                    window ends before its readfrom half starts)
+#                    itself over scire0): scif_writeto at 64 KiB, or at
+#                    $SCIF_RMA_SIZE (the window ends before its readfrom
+#                    half starts)
 #   qp64             ib_write_bw -s 65536 -q 64 on scire0 (fast path on),
 #                    then -q 1
 #   pair-bw          ib_write_bw -s 65536 across the VM pair, server on
@@ -483,9 +484,13 @@ scif_loop()
 # by the peer).
 wl_scif_send() { scif_loop scif-send 2398 scif_send_lat "latency part" -t 1 -n 1000000 -s 4096 -r 0; }
 
-# scif-rma: scif_writeto at 64 KiB for RUN_SECS; its readfrom half comes
-# after the window and is not profiled.
-wl_scif_rma() { scif_loop scif-rma 2399 scif_writeto_bw "writeto part" -t "$RUN_SECS" -n 10 -s 64K -r 0; }
+# scif-rma: scif_writeto at SCIF_RMA_SIZE (default 64K) for RUN_SECS; its
+# readfrom half comes after the window and is not profiled.
+wl_scif_rma()
+{
+	scif_loop scif-rma 2399 scif_writeto_bw "writeto part" -t "$RUN_SECS" -n 10 \
+		-s "${SCIF_RMA_SIZE:-64K}" -r 0
+}
 
 wl_qp64()
 {

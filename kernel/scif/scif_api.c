@@ -65,6 +65,7 @@ static void scif_ep_release(struct kref *ref)
 
 	WARN_ON(ep->qp || ep->cm_id || !list_empty(&ep->pending));
 	xa_destroy(&ep->calls);
+	kfree(ep->rma.ctx);
 	kfree(ep->rx_ring);
 	put_net(ep->net);
 	kfree(ep);

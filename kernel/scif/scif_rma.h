@@ -35,6 +35,7 @@
 #include <rdma/ib_verbs.h>
 
 struct scif_endpt;
+struct scif_rma_ctx;
 struct ib_umem;
 struct scif_pinned_pages;
 
@@ -61,6 +62,8 @@ struct scif_pinned_pages;
  *	error
  * @max_wr: bytes of one RDMA WR at most: the port's max_msg_sz, and no
  *	more than 1 MiB (0 until the first RMA asks the port)
+ * @ctx: the WR builder, allocated by the first RMA and kept (under @lock)
+ *	until the endpoint is freed
  */
 struct scif_rma_info {
 	struct mutex lock;	/* see above */
@@ -77,6 +80,7 @@ struct scif_rma_info {
 	struct work_struct reap_work;
 	struct ib_cqe err_cqe;
 	u32 max_wr;
+	struct scif_rma_ctx *ctx;
 };
 
 /* --- internal to scif_rma.c and scif_fence.c ----------------------------------- */
