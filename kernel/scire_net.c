@@ -1011,6 +1011,14 @@ static unsigned int scire_headroom(const struct scire_dev *sdev,
  * there is room for the ICRC behind and for UDP, IP and link-layer headers
  * in front, so scire_pkt_send() adds them without reallocating.
  *
+ * A head that fits in a page is carved from the per-CPU page fragment
+ * cache (netdev_alloc_frag() + build_skb()), as NIC drivers do for
+ * received packets: most packets are headers only (ACKs, and units whose
+ * payload travels as page fragments), and a kmalloc()ed head is zeroed
+ * whole on every allocation when init_on_alloc is on (Debian's default),
+ * although only the @len bytes put here need it. A fragment is allocated
+ * atomically; if that fails, a kmalloc()ed head with @gfp is the fallback.
+ *
  * Context: any; may sleep only if @gfp allows.
  * Return: the skb, owned by the caller until scire_pkt_send() or
  * kfree_skb(); NULL if out of memory or @len is too large.
@@ -1019,11 +1027,24 @@ struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 				u32 len, gfp_t gfp)
 {
 	unsigned int headroom = scire_headroom(qp->sdev, av);
-	struct sk_buff *skb;
+	unsigned int size = headroom + len + SCIRE_ICRC_SIZE;
+	unsigned int truesize = SKB_DATA_ALIGN(size) +
+				SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct sk_buff *skb = NULL;
+	void *data;
 
 	if (len > SCIRE_PKT_MAX_LEN)
 		return NULL;
-	skb = alloc_skb(headroom + len + SCIRE_ICRC_SIZE, gfp);
+	if (truesize <= PAGE_SIZE) {
+		data = netdev_alloc_frag(truesize);
+		if (data) {
+			skb = build_skb(data, truesize);
+			if (!skb)
+				skb_free_frag(data);
+		}
+	}
+	if (!skb)
+		skb = alloc_skb(size, gfp);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, headroom);
