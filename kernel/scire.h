@@ -1233,8 +1233,8 @@ void scire_qp_put(struct scire_qp *qp);
 void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
 		  struct scire_runset *rs, bool bh);
 void scire_qp_kick(struct scire_qp *qp);
-bool scire_qp_direct_lock(struct scire_qp *qp);
-void scire_qp_direct_unlock(struct scire_qp *qp);
+bool scire_qp_direct_lock(struct scire_qp *qp, bool atomic);
+void scire_qp_direct_unlock(struct scire_qp *qp, bool atomic);
 void scire_qp_error(struct scire_qp *qp);
 void scire_qp_sq_drained(struct scire_qp *qp);
 void scire_qp_sq_error(struct scire_qp *qp);

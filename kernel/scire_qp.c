@@ -317,18 +317,40 @@ void scire_qp_kick(struct scire_qp *qp)
  * scire_qp_direct_lock() - take a peer QP's execution context for a direct
  * request, if it is free.
  * @qp: the peer QP, held.
+ * @atomic: the caller's run is a softirq run, or a kernel poster's run with
+ *	BHs off (scire_qp_post_run()): it may not sleep.
  *
  * Only tries: the caller holds its own QP's context, and the peer may be
- * trying the same towards it. While it is held, a doorbell on @qp waits
- * for it, as behind another QP's inline run (scire_qp_run()), instead of
- * leaving its WQEs to the work item. On success, release with
- * scire_qp_direct_unlock().
+ * trying the same towards it. From process context the peer's work_mutex
+ * is taken too, and while it is held a doorbell on @qp waits for it, as
+ * behind another QP's inline run (scire_qp_run()), instead of leaving its
+ * WQEs to the work item. With @atomic only the exec bit is taken, as a
+ * softirq run of @qp takes it, and only in the states a softirq run
+ * handles (RTR, RTS, SQD); @qp then runs as a softirq run would
+ * (run_atomic: allocations do not sleep). On success, release with
+ * scire_qp_direct_unlock() and the same @atomic.
  *
- * Context: process context.
- * Return: true if taken; false if a run of @qp is in progress.
+ * Context: process context; BHs off if @atomic.
+ * Return: true if taken; false if a run of @qp is in progress (or, with
+ * @atomic, @qp is in a state only its work item handles).
  */
-bool scire_qp_direct_lock(struct scire_qp *qp)
+bool scire_qp_direct_lock(struct scire_qp *qp, bool atomic)
 {
+	enum ib_qp_state state;
+
+	if (atomic) {
+		if (!scire_qp_exec_trylock(qp))
+			return false;
+		/* Under the bit, only a move to ERR can still happen. */
+		state = READ_ONCE(qp->state);
+		if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+		    state != IB_QPS_SQD) {
+			scire_qp_direct_unlock(qp, true);
+			return false;
+		}
+		qp->run_atomic = true;
+		return true;
+	}
 	if (!mutex_trylock(&qp->work_mutex))
 		return false;
 	if (!scire_qp_exec_trylock(qp)) {
@@ -342,17 +364,23 @@ bool scire_qp_direct_lock(struct scire_qp *qp)
 /**
  * scire_qp_direct_unlock() - release what scire_qp_direct_lock() took.
  * @qp: the peer QP.
+ * @atomic: as given to scire_qp_direct_lock().
  *
  * A run that found the context taken meanwhile left its work to the
  * holder (scire_qp_run()): that is handed to the work item now.
  *
- * Context: process context.
+ * Context: as for scire_qp_direct_lock().
  */
-void scire_qp_direct_unlock(struct scire_qp *qp)
+void scire_qp_direct_unlock(struct scire_qp *qp, bool atomic)
 {
-	WRITE_ONCE(qp->run_for_peer, false);
-	scire_qp_exec_unlock(qp);
-	mutex_unlock(&qp->work_mutex);
+	if (atomic) {
+		qp->run_atomic = false;
+		scire_qp_exec_unlock(qp);
+	} else {
+		WRITE_ONCE(qp->run_for_peer, false);
+		scire_qp_exec_unlock(qp);
+		mutex_unlock(&qp->work_mutex);
+	}
 	/* Unlock before the look: pairs with scire_qp_run()'s barrier. */
 	smp_mb();
 	if (test_bit(SCIRE_QP_P_KICK, &qp->pending))
@@ -825,8 +853,8 @@ static void scire_qp_run_unlock(struct scire_qp *qp, bool bh)
  * again once it has let go of the context.
  *
  * A softirq run only handles a QP in RTR, RTS or SQD; anything else it
- * hands to the work item. Its requester sends same-host units, not
- * direct requests (which take the peer's work_mutex, scire_req_direct()).
+ * hands to the work item. Its requester's direct requests take only the
+ * peer's exec bit (scire_qp_direct_lock()).
  *
  * @rs, if not NULL, collects the QPs this run sends same-host packets to;
  * its first QP is the one the run set was started for.

@@ -915,11 +915,7 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 	struct scire_qp *peer;
 	int ret;
 
-	/*
-	 * Not from a softirq run: the peer's context is taken with its
-	 * work_mutex (scire_qp_direct_lock()). Units work everywhere.
-	 */
-	if (!req->local || qp->run_atomic || qp->ibqp.qp_type != IB_QPT_RC ||
+	if (!req->local || qp->ibqp.qp_type != IB_QPT_RC ||
 	    (info->kind != SCIRE_REQ_K_SEND && info->kind != SCIRE_REQ_K_WRITE) ||
 	    qp->sq.consumer != index || w->first_psn != w->last_psn ||
 	    req->comp_psn != psn || req->hi_psn != psn)
@@ -962,9 +958,10 @@ static int scire_req_direct(struct scire_qp *qp, struct scire_req_tx *tx)
 	if (!peer)
 		return -EAGAIN;
 	res = SCIRE_DIRECT_NOT;
-	if (scire_qp_direct_lock(peer)) {
+	/* A softirq run (or a kernel poster's, BHs off) must not sleep. */
+	if (scire_qp_direct_lock(peer, qp->run_atomic)) {
 		res = scire_resp_direct(peer, &in);
-		scire_qp_direct_unlock(peer);
+		scire_qp_direct_unlock(peer, qp->run_atomic);
 	}
 	scire_qp_put(peer);
 	if (res == SCIRE_DIRECT_NOT)

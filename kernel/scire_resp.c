@@ -1206,8 +1206,8 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 /**
  * scire_resp_direct() - execute a request of a same-host requester without
  * a packet (the fast path's direct requests).
- * @qp: an RC QP, held; the caller holds its work_mutex, so no run of its
- *	own is in progress.
+ * @qp: an RC QP, held; the caller holds its execution context
+ *	(scire_qp_direct_lock()), so no run of its own is in progress.
  * @in: a SEND or RDMA WRITE ONLY request (any variant), with the PSN, SE
  *	and AckReq its packet would carry, pkt->local set, and the payload
  *	(at most SCIRE_LOCAL_MTU bytes) in @in->buf; @in->skb is NULL.
@@ -1219,8 +1219,9 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
  * 9.7.5), including its refusals: a NAK or RNR NAK goes back to the
  * requester as a same-host unit, as for a unit request.
  *
- * Context: process context, in the requester's run (scire_req_run());
- * may send a NAK unit.
+ * Context: the requester's run (scire_req_run()): process context, or
+ * BHs off with @qp->run_atomic set (allocations do not sleep); may send a
+ * NAK unit.
  * Return: SCIRE_DIRECT_ACKED: executed; this return stands for the ACK
  * (the requester completes the WQE). SCIRE_DIRECT_SENT: handled as its
  * packet would have been, but not acknowledged (a NAK was sent, or the
