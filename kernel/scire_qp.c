@@ -131,6 +131,36 @@ static void scire_qp_exec_unlock(struct scire_qp *qp)
 	clear_bit_unlock(SCIRE_QP_EXEC, &qp->exec);
 }
 
+/*
+ * Take @qp's execution context for a run: work_mutex and the exec bit in
+ * process context, the exec bit alone in a softirq run (@bh).
+ */
+static bool scire_qp_run_lock(struct scire_qp *qp, bool bh)
+{
+	if (bh)
+		return scire_qp_exec_trylock(qp);
+	if (!mutex_trylock(&qp->work_mutex))
+		return false;
+	if (scire_qp_exec_trylock(qp))
+		return true;
+	mutex_unlock(&qp->work_mutex);
+	return false;
+}
+
+static void scire_qp_run_unlock(struct scire_qp *qp, bool bh)
+{
+	scire_qp_exec_unlock(qp);
+	if (!bh)
+		mutex_unlock(&qp->work_mutex);
+}
+
+/* The states a softirq run handles; it hands the others to the work item. */
+static bool scire_qp_bh_state(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD;
+}
+
 /* Bytes of a ring mapping: the head, then num_entries slots. */
 static size_t scire_wq_ring_size(const struct scire_wq *wq)
 {
@@ -336,28 +366,18 @@ void scire_qp_kick(struct scire_qp *qp)
  */
 bool scire_qp_direct_lock(struct scire_qp *qp, bool atomic)
 {
-	enum ib_qp_state state;
-
-	if (atomic) {
-		if (!scire_qp_exec_trylock(qp))
-			return false;
-		/* Under the bit, only a move to ERR can still happen. */
-		state = READ_ONCE(qp->state);
-		if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-		    state != IB_QPS_SQD) {
-			scire_qp_direct_unlock(qp, true);
-			return false;
-		}
-		qp->run_atomic = true;
+	if (!scire_qp_run_lock(qp, atomic))
+		return false;
+	if (!atomic) {
+		WRITE_ONCE(qp->run_for_peer, true);
 		return true;
 	}
-	if (!mutex_trylock(&qp->work_mutex))
-		return false;
-	if (!scire_qp_exec_trylock(qp)) {
-		mutex_unlock(&qp->work_mutex);
+	/* Under the bit, only a move to ERR can still happen. */
+	if (!scire_qp_bh_state(READ_ONCE(qp->state))) {
+		scire_qp_direct_unlock(qp, true);
 		return false;
 	}
-	WRITE_ONCE(qp->run_for_peer, true);
+	qp->run_atomic = true;
 	return true;
 }
 
@@ -373,14 +393,11 @@ bool scire_qp_direct_lock(struct scire_qp *qp, bool atomic)
  */
 void scire_qp_direct_unlock(struct scire_qp *qp, bool atomic)
 {
-	if (atomic) {
+	if (atomic)
 		qp->run_atomic = false;
-		scire_qp_exec_unlock(qp);
-	} else {
+	else
 		WRITE_ONCE(qp->run_for_peer, false);
-		scire_qp_exec_unlock(qp);
-		mutex_unlock(&qp->work_mutex);
-	}
+	scire_qp_run_unlock(qp, atomic);
 	/* Unlock before the look: pairs with scire_qp_run()'s barrier. */
 	smp_mb();
 	if (test_bit(SCIRE_QP_P_KICK, &qp->pending))
@@ -813,29 +830,6 @@ static void scire_qp_flush(struct scire_qp *qp)
 }
 
 /*
- * Take @qp's execution context for a run: work_mutex and the exec bit in
- * process context, the exec bit alone in a softirq run (@bh).
- */
-static bool scire_qp_run_lock(struct scire_qp *qp, bool bh)
-{
-	if (bh)
-		return scire_qp_exec_trylock(qp);
-	if (!mutex_trylock(&qp->work_mutex))
-		return false;
-	if (scire_qp_exec_trylock(qp))
-		return true;
-	mutex_unlock(&qp->work_mutex);
-	return false;
-}
-
-static void scire_qp_run_unlock(struct scire_qp *qp, bool bh)
-{
-	scire_qp_exec_unlock(qp);
-	if (!bh)
-		mutex_unlock(&qp->work_mutex);
-}
-
-/*
  * One run of the QP's execution context: received packets, completer
  * timers, requester. It runs in the QP's work item, inline in a user
  * doorbell, inline in another QP's run set (scire_qp_run_all()), or
@@ -899,8 +893,7 @@ static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
 		}
 	}
 	state = READ_ONCE(qp->state);
-	if (bh && state != IB_QPS_RTR && state != IB_QPS_RTS &&
-	    state != IB_QPS_SQD) {
+	if (bh && !scire_qp_bh_state(state)) {
 		/* The caller kicks the work item, which runs it instead. */
 		scire_qp_run_unlock(qp, bh);
 		return true;

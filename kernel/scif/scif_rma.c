@@ -1319,18 +1319,12 @@ static struct scif_rma_ctx *scif_rma_ctx_get(struct scif_endpt *ep,
 		if (!ib_query_port(dev, ep->cm_id->port_num, &attr) && attr.max_msg_sz)
 			ep->rma.max_wr = min_t(u32, SCIF_RMA_WR_MAX, attr.max_msg_sz);
 	}
-	/* wr[] and sge[] are written as each WR is built. */
+	/* Everything before wr[]; wr[] and sge[] are written as WRs are built. */
+	memset(ctx, 0, offsetof(struct scif_rma_ctx, wr));
 	ctx->ep = ep;
 	ctx->opcode = opcode;
-	ctx->lwin = NULL;
-	ctx->loff = 0;
-	ctx->rwin = NULL;
-	ctx->roff = 0;
 	ctx->max_sge = max(max, 1);
 	ctx->max_wr = ep->rma.max_wr;
-	ctx->nwr = 0;
-	ctx->buf = NULL;
-	ctx->buf_dma = 0;
 	return ctx;
 }
 
