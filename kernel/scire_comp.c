@@ -9,6 +9,21 @@
  * decides when the requester must send again: on a PSN sequence NAK, an RNR
  * NAK, a response that shows earlier responses were lost, or a timeout.
  *
+ * A timeout says nothing about which packets were lost. On a receiver or
+ * a link that is only slow, the originals are still queued on the way,
+ * and resending a whole window behind them doubles the queue each time,
+ * until the retries run out with nothing lost (seen on the debug kernel,
+ * and on a veth pair limited to a few Mbit/s). So a timeout resends only
+ * the oldest packet: the window shrinks to SCIRE_REQ_LOSS_WINDOW PSNs and
+ * grows again by every PSN acknowledged, as TCP's congestion window does
+ * after a retransmission timeout (RFC 5681 3.1). If the first ACK after
+ * it acknowledges more than that one packet, the originals got through
+ * and the timeout was spurious: the window is given back and sending
+ * goes on after what had been sent, rather than sending it all again
+ * (the idea of F-RTO, RFC 5682). Anything lost among it still shows as a
+ * sequence NAK or another timeout. A sequence NAK names its loss and
+ * leaves the window as it is.
+ *
  * Copyright (c) 2026 The scire authors.
  */
 #include <linux/jiffies.h>
@@ -163,7 +178,8 @@ static void scire_comp_fail(struct scire_qp *qp, u8 status)
 /*
  * Move comp_psn forward to @psn (distances from @base, the comp_psn the
  * packet was checked against). Forward progress reloads the retry counters
- * (IBA 9.7.6.1.3 counts consecutive failures).
+ * (IBA 9.7.6.1.3 counts consecutive failures) and reopens a window a
+ * timeout shrank by the PSNs acknowledged.
  */
 static void scire_comp_advance(struct scire_qp *qp, u32 base, u32 psn)
 {
@@ -172,6 +188,9 @@ static void scire_comp_advance(struct scire_qp *qp, u32 base, u32 psn)
 	psn = scire_psn(psn);
 	if (scire_psn_dist(base, psn) <= scire_psn_dist(base, req->comp_psn))
 		return;
+	if (req->cwnd < SCIRE_REQ_WINDOW)
+		req->cwnd = min_t(u32, SCIRE_REQ_WINDOW,
+				  req->cwnd + scire_psn_dist(req->comp_psn, psn));
 	req->comp_psn = psn;
 	req->retry_left = READ_ONCE(qp->retry_cnt);
 	req->rnr_left = READ_ONCE(qp->rnr_retry);
@@ -505,6 +524,23 @@ static void scire_comp_moved(struct scire_qp *qp, u32 base)
 	if (scire_psn_dist(req->comp_psn, req->cur_psn) >
 	    scire_psn_dist(req->comp_psn, req->tail_psn))
 		scire_req_rewind(qp, req->comp_psn);
+	/*
+	 * The first progress after a timeout: if this response acknowledged
+	 * more than the one packet resent, and is no NAK, what went out
+	 * before the timeout is still on its way (see the top of this file).
+	 */
+	if (req->rto_probe) {
+		u32 hi = scire_psn_dist(req->comp_psn, req->rto_hi);
+
+		req->rto_probe = false;
+		if (scire_psn_dist(base, req->comp_psn) > SCIRE_REQ_LOSS_WINDOW &&
+		    !req->went_back && !req->rnr_wait) {
+			req->cwnd = max(req->cwnd, req->rto_cwnd);
+			if (hi <= scire_psn_dist(req->comp_psn, req->tail_psn) &&
+			    scire_psn_dist(req->comp_psn, req->cur_psn) < hi)
+				scire_req_rewind(qp, req->rto_hi);
+		}
+	}
 	scire_req_arm(qp, true);
 }
 
@@ -584,8 +620,10 @@ void scire_comp_direct_ack(struct scire_qp *qp, u32 psn)
  * timer (IBA 9.7.6.1): if packets are still unacknowledged, their deadline
  * has passed (progress moves it; a timer that fired before it is re-armed
  * for it), and qp->timeout is not infinite, the requester sends again
- * from the oldest unacknowledged PSN; when retry_cnt is used up the oldest
- * WQE completes with IB_WC_RETRY_EXC_ERR and the QP moves to ERR.
+ * from the oldest unacknowledged PSN, with a window of
+ * SCIRE_REQ_LOSS_WINDOW PSNs (see the top of this file); when retry_cnt
+ * is used up the oldest WQE completes with IB_WC_RETRY_EXC_ERR and the
+ * QP moves to ERR.
  *
  * Context: the QP's worker.
  */
@@ -614,6 +652,12 @@ void scire_comp_timers(struct scire_qp *qp)
 	}
 	if (!scire_comp_retry(qp, req->comp_psn, SCIRE_REWIND_TIMEOUT))
 		return;
+	/* Resend the oldest packet alone (see the top of this file). */
+	if (!req->rto_probe)
+		req->rto_cwnd = req->cwnd;
+	req->cwnd = SCIRE_REQ_LOSS_WINDOW;
+	req->rto_hi = req->hi_psn;
+	req->rto_probe = true;
 	/* A READ asked again: what arrives before its new response is old. */
 	req->read_retry = true;
 	scire_req_arm(qp, true);

@@ -238,6 +238,7 @@ void scire_req_reset(struct scire_qp *qp)
 	req->went_back = false;
 	req->read_retry = false;
 	req->rnr_wait = false;
+	req->rto_probe = false;
 	req->retrans_armed = false;
 	WRITE_ONCE(req->stopped, false);
 	WRITE_ONCE(qp->sq.consumer, 0);
@@ -285,10 +286,12 @@ void scire_req_start(struct scire_qp *qp)
 	trace_scire_req_path(qp, req->local, req->mtu);
 	req->retry_left = qp->retry_cnt;
 	req->rnr_left = qp->rnr_retry;
+	req->cwnd = SCIRE_REQ_WINDOW;
 	req->noack = 0;
 	req->went_back = false;
 	req->read_retry = false;
 	req->rnr_wait = false;
+	req->rto_probe = false;
 	req->retrans_armed = false;
 	WRITE_ONCE(req->stopped, false);
 }
@@ -856,11 +859,12 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 	/*
 	 * AckReq on the last packet of every message, every
 	 * SCIRE_REQ_ACK_EVERY packets of a long one, and on the packet that
-	 * fills the window: a responder that only answers AckReq (rxe) then
-	 * always has something to acknowledge that reopens the window.
+	 * fills the window (the shrunk one after a timeout too): a responder
+	 * that only answers AckReq (rxe) then always has something to
+	 * acknowledge that reopens the window.
 	 */
 	ackreq = !uc && (last || req->noack + 1 >= SCIRE_REQ_ACK_EVERY ||
-			 scire_psn_dist(req->comp_psn, next) >= SCIRE_REQ_WINDOW);
+			 scire_psn_dist(req->comp_psn, next) >= req->cwnd);
 	se = last && (wqe->flags & SCIRE_WQE_F_SOLICITED) &&
 	     (scire_opcode[opcode].mask & SCIRE_M_COMP);
 
@@ -989,17 +993,17 @@ static bool scire_req_sending(struct scire_qp *qp)
  * scire_req_run() - fetch SQ WQEs and send their request packets.
  * @qp: a QP in RTS or SQD.
  *
- * Sends at most SCIRE_REQ_BUDGET packets, and none beyond
- * SCIRE_REQ_WINDOW unacknowledged PSNs. READs and atomics are limited to
- * qp->max_rd_atomic outstanding; a fenced WQE waits for earlier ones; a
- * local operation waits until every earlier WQE has completed (IBA
- * 9.7.1, 10.8.3.3). A UC WQE completes when its last packet is sent
- * (IBA 9.8), a UD or GSI WQE when its one packet is (IBA 9.8.2); one
- * naming an AH that is gone completes with IB_WC_LOC_QP_OP_ERR. A WQE
- * that fails validation or a local memory check completes in error in
- * order and moves the QP to ERR (RC) or SQE (UC, UD, GSI). In SQD no new
- * WQE
- * is started, and SQ_DRAINED is reported once nothing is outstanding.
+ * Sends at most SCIRE_REQ_BUDGET packets, and none beyond req->cwnd
+ * unacknowledged PSNs (SCIRE_REQ_WINDOW, less after a local ACK
+ * timeout). READs and atomics are limited to qp->max_rd_atomic
+ * outstanding; a fenced WQE waits for earlier ones; a local operation
+ * waits until every earlier WQE has completed (IBA 9.7.1, 10.8.3.3). A
+ * UC WQE completes when its last packet is sent (IBA 9.8), a UD or GSI
+ * WQE when its one packet is (IBA 9.8.2); one naming an AH that is gone
+ * completes with IB_WC_LOC_QP_OP_ERR. A WQE that fails validation or a
+ * local memory check completes in error in order and moves the QP to ERR
+ * (RC) or SQE (UC, UD, GSI). In SQD no new WQE is started, and
+ * SQ_DRAINED is reported once nothing is outstanding.
  *
  * Context: the QP's execution context: process context, or a softirq run
  * (allocations use scire_qp_gfp(), so neither sleeps there).
@@ -1036,8 +1040,7 @@ bool scire_req_run(struct scire_qp *qp)
 		/* A failed WQE stops the queue until it completes at the head. */
 		if (scire_req_wqe(req, req->cur)->state != SCIRE_REQ_WQE_ACTIVE)
 			break;
-		if (scire_psn_dist(req->comp_psn, req->cur_psn) >=
-		    SCIRE_REQ_WINDOW)
+		if (scire_psn_dist(req->comp_psn, req->cur_psn) >= req->cwnd)
 			break;
 
 		ret = scire_req_direct(qp, &tx);

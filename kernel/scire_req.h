@@ -52,6 +52,8 @@ struct sk_buff;
 #define SCIRE_REQ_ZC_MIN	1024
 /* Payload bytes a direct same-host request gathers from its SGL, at most. */
 #define SCIRE_REQ_DIRECT_MAX	256
+/* Packets in flight after a local ACK timeout, from which the window grows. */
+#define SCIRE_REQ_LOSS_WINDOW	1
 /* Floor of the local ACK timeout, so slow (emulated) hosts do not spin. */
 #define SCIRE_REQ_MIN_TIMEOUT_MS 10
 
@@ -148,6 +150,11 @@ struct scire_req_wqe {
  * @rnr_psn:	PSN the last RNR NAK named.
  * @mtu:	path MTU in bytes, fixed at RTS so PSN ranges stay valid;
  *		SCIRE_LOCAL_MTU if @local.
+ * @cwnd:	PSNs that may be sent and unacknowledged, at most: from
+ *		SCIRE_REQ_LOSS_WINDOW after a local ACK timeout, growing by
+ *		each PSN acknowledged up to SCIRE_REQ_WINDOW.
+ * @rto_hi:	@hi_psn when the last local ACK timeout fired.
+ * @rto_cwnd:	@cwnd before that timeout shrank it.
  * @rd_atomic:	READ/atomic WQEs started and not completed.
  * @noack:	packets sent since the last one with AckReq.
  * @retry_left:	retries left on timeout or sequence error (IBA 9.7.6.1).
@@ -159,6 +166,9 @@ struct scire_req_wqe {
  *		responses after a gap are still those of the old one and are
  *		dropped without going back again.
  * @rnr_wait:	an RNR NAK paused sending until @rnr_timer.
+ * @rto_probe:	a local ACK timeout resent the oldest packet and nothing
+ *		was acknowledged since: the next ACK tells whether the
+ *		timeout was spurious.
  * @stopped:	timers are being stopped; do not re-arm them.
  * @local:	the peer is a scire QP of this host and the fast path was on
  *		at RTS: requests are same-host units (struct scire_pkt).
@@ -191,6 +201,9 @@ struct scire_req {
 	u32 back_psn;
 	u32 rnr_psn;
 	u32 mtu;
+	u32 cwnd;
+	u32 rto_hi;
+	u32 rto_cwnd;
 
 	u32 rd_atomic;
 	u32 noack;
@@ -199,6 +212,7 @@ struct scire_req {
 	bool went_back;
 	bool read_retry;
 	bool rnr_wait;
+	bool rto_probe;
 	bool stopped;
 	bool local;
 	bool retrans_armed;

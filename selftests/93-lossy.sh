@@ -18,7 +18,16 @@
 #     of op (READs answered again from where their responses broke off);
 #   - the hw counters (rdma statistic) of the two ports, read before and
 #     after: icrc_errors must have grown on at least one side, and so must
-#     retransmits (2% loss of thousands of packets).
+#     retransmits (2% loss of thousands of packets);
+#   - then a slow wire, not a lossy one: netem replaced by a 2 Mbit/s rate
+#     limit on both ends (nothing dropped, a deep queue) and
+#     ibv_rc_pingpong -s 262144 -n 3 -m 256 -c. A window of 256 packets
+#     takes some 340 ms to drain there, five times the local ACK timeout
+#     (67 ms), so timeouts fire with nothing lost. A requester that
+#     resends its whole window on each of them queues more duplicates
+#     than the link drains, and its retries run out (transport retry
+#     counter exceeded) with every packet delivered; see the top of
+#     kernel/scire_comp.c. About 10 s.
 # Every cell runs; the test fails listing those that did not pass.
 # SCIRE_NETEM overrides the netem parameters.
 # shellcheck disable=SC2317 # functions run by check_run and trap
@@ -159,5 +168,20 @@ check_counters()
 }
 after_a="" after_b=""
 check_run "hw counters: icrc_errors and retransmits grew" check_counters
+
+slow=${SCIRE_NETEM_SLOW:-rate 2mbit limit 100000}
+slow_wire()
+{
+	local s ns ifc out
+
+	for s in A B; do
+		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s"
+		# shellcheck disable=SC2086 # netem: parameters, split on purpose
+		out=$(tc -n "$ns" qdisc replace dev "$ifc" root netem $slow 2>&1) ||
+			{ echo "tc qdisc replace dev $ifc root netem $slow (netns $ns): $out"; return 1; }
+	done
+	pingpong "$((port + 1))" 262144 3 -m 256
+}
+check_run "ibv_rc_pingpong -s 262144 -n 3 -m 256 -c over a slow wire (netem $slow)" slow_wire
 
 check_report
