@@ -530,15 +530,17 @@ static void scire_comp_moved(struct scire_qp *qp, u32 base)
 	 * before the timeout is still on its way (see the top of this file).
 	 */
 	if (req->rto_probe) {
-		u32 hi = scire_psn_dist(req->comp_psn, req->rto_hi);
-
 		req->rto_probe = false;
+		/*
+		 * hi_psn is still what it was at the timeout: since then at
+		 * most the oldest packet (or READ request) went out again.
+		 */
 		if (scire_psn_dist(base, req->comp_psn) > SCIRE_REQ_LOSS_WINDOW &&
 		    !req->went_back && !req->rnr_wait) {
 			req->cwnd = max(req->cwnd, req->rto_cwnd);
-			if (hi <= scire_psn_dist(req->comp_psn, req->tail_psn) &&
-			    scire_psn_dist(req->comp_psn, req->cur_psn) < hi)
-				scire_req_rewind(qp, req->rto_hi);
+			if (scire_psn_dist(req->comp_psn, req->cur_psn) <
+			    scire_psn_dist(req->comp_psn, req->hi_psn))
+				scire_req_rewind(qp, req->hi_psn);
 		}
 	}
 	scire_req_arm(qp, true);
@@ -656,7 +658,6 @@ void scire_comp_timers(struct scire_qp *qp)
 	if (!req->rto_probe)
 		req->rto_cwnd = req->cwnd;
 	req->cwnd = SCIRE_REQ_LOSS_WINDOW;
-	req->rto_hi = req->hi_psn;
 	req->rto_probe = true;
 	/* A READ asked again: what arrives before its new response is old. */
 	req->read_retry = true;

@@ -153,7 +153,6 @@ struct scire_req_wqe {
  * @cwnd:	PSNs that may be sent and unacknowledged, at most: from
  *		SCIRE_REQ_LOSS_WINDOW after a local ACK timeout, growing by
  *		each PSN acknowledged up to SCIRE_REQ_WINDOW.
- * @rto_hi:	@hi_psn when the last local ACK timeout fired.
  * @rto_cwnd:	@cwnd before that timeout shrank it.
  * @rd_atomic:	READ/atomic WQEs started and not completed.
  * @noack:	packets sent since the last one with AckReq.
@@ -202,7 +201,6 @@ struct scire_req {
 	u32 rnr_psn;
 	u32 mtu;
 	u32 cwnd;
-	u32 rto_hi;
 	u32 rto_cwnd;
 
 	u32 rd_atomic;
