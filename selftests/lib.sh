@@ -974,10 +974,26 @@ pair_sync()
 	wait_for "$secs" test -e "$SCIRE_SHARED/sync.$name.$other"
 }
 
+# serving PID: does the command that timeout PID runs listen yet, on a TCP
+# port of this netns (ibv_*_pingpong, perftest, iperf3, ucx_perftest,
+# fi_pingpong) or with an rdma_cm ID (rping, perftest -R)? Those servers
+# set up their verbs resources before they listen, so a client may start.
+serving()
+{
+	local p
+
+	for p in $(pgrep -P "$1"); do
+		ss -Hltnp 2>/dev/null | grep -q "pid=$p," && return 0
+		rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' |
+			grep -q " pid $p " && return 0
+	done
+	return 1
+}
+
 # pair_duo NAME SERVER_HOST SERVER_CMD... -- CLIENT_CMD...: on a VM pair,
 # SERVER_CMD runs on host SERVER_HOST (a or b) and CLIENT_CMD, once the
-# server had a second to start, on the other host (retried a few times
-# while the server may not listen yet). Both hosts return together; the
+# server listens (serving; a server it cannot see gets 2 s), on the other
+# host (retried a few times while the server may not listen yet). Both hosts return together; the
 # status is that of this host's half (0 on the host that had nothing to
 # run only if nothing failed there). Output goes to stdout with the name.
 # The client's status is passed to the server's host through the shared
@@ -1010,7 +1026,7 @@ pair_duo()
 	if [ "$SCIRE_HOST" = "$srv" ]; then
 		timeout 180 "${scmd[@]}" >"$out" 2>&1 &
 		pid=$!
-		sleep 1
+		wait_for 2 serving "$pid"
 		pair_sync "duo$PAIR_DUO_N-up" || rc=1
 		done_at=
 		while kill -0 "$pid" 2>/dev/null; do
@@ -1023,7 +1039,7 @@ pair_duo()
 				echo "still running ${PAIR_DUO_GRACE:-30} s after the client ended: stopped" >>"$out"
 				break
 			fi
-			sleep 1
+			sleep 0.2
 		done
 		wait "$pid" || rc=$?
 		[ "$PAIR_DUO_LATE" = 0 ] || rc=124
@@ -1031,7 +1047,6 @@ pair_duo()
 		echo "$name: server on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
 	else
 		pair_sync "duo$PAIR_DUO_N-up" || rc=1
-		sleep 1
 		for i in 1 2 3 4 5; do
 			timeout 150 "${ccmd[@]}" >"$out" 2>&1 && { rc=0; break; }
 			rc=$?
