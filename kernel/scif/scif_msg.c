@@ -181,6 +181,24 @@ static void scif_tx_put(struct scif_buf *buf)
 	wake_up_all(&ep->wq);
 }
 
+/*
+ * A WR of @ep's QP failed or was flushed: the QP is in the error state.
+ * While the endpoint is still connecting, a flush is rdma_cm's doing: it
+ * moves the QP to the error state as it takes in a REJ (a full backlog,
+ * nobody on the port), a timeout or a DREQ, and the event it reports next
+ * says why the connect failed (scif_cm_ep_handler()). Answering first
+ * with ECONNRESET would hide that reason, and whether it did depended on
+ * which of the two the CPU got to first (seen over rxe on the debug
+ * kernel). Any other failure ends the connection here.
+ */
+static void scif_wc_failed(struct scif_endpt *ep, struct ib_wc *wc)
+{
+	if (wc->status == IB_WC_WR_FLUSH_ERR &&
+	    READ_ONCE(ep->state) == SCIFEP_CONNECTING)
+		return;
+	scif_conn_lost(ep);
+}
+
 static void scif_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct scif_buf *buf = container_of(wc->wr_cqe, struct scif_buf, cqe);
@@ -194,7 +212,7 @@ static void scif_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		pr_debug("scire_scif: send failed on port %u: %s\n", ep->port.port,
 			 ib_wc_status_msg(wc->status));
-		scif_conn_lost(ep);
+		scif_wc_failed(ep, wc);
 	}
 	scif_tx_put(buf);
 }
@@ -463,7 +481,7 @@ static void scif_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status != IB_WC_SUCCESS) {
 		/* Flushed or failed: the QP is in the error state (as above). */
-		scif_conn_lost(ep);
+		scif_wc_failed(ep, wc);
 		return;
 	}
 	ret = scif_rx_msg(ep, buf, wc->byte_len);
