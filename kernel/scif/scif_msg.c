@@ -97,6 +97,22 @@ void scif_conn_lost(struct scif_endpt *ep)
 	wake_up_all(&ep->wq);
 }
 
+/*
+ * Wake the endpoint's waiters (wait_event*() on @ep->wq, scif_poll(), a
+ * poll() of /dev/scif) after what they wait for changed, for the changes
+ * every message makes. Usually no one is there (a blocking reader polls
+ * before it sleeps, scif_recv_poll()), and wake_up_all() would take the
+ * wait queue's lock for nothing twice a message. wq_has_sleeper()'s
+ * barrier pairs with the one of prepare_to_wait_event() (a waiter is on
+ * the queue before it tests its condition); poll callers test theirs
+ * under ep->slock, which the change was made under.
+ */
+static void scif_wake(struct scif_endpt *ep)
+{
+	if (wq_has_sleeper(&ep->wq))
+		wake_up_all(&ep->wq);
+}
+
 /* --- send queue slots and message buffers ------------------------------------- */
 
 /**
@@ -144,7 +160,7 @@ void scif_sq_put(struct scif_endpt *ep, int n)
 	spin_lock_bh(&ep->slock);
 	ep->sq_avail += n;
 	spin_unlock_bh(&ep->slock);
-	wake_up_all(&ep->wq);
+	scif_wake(ep);
 }
 
 static struct scif_buf *scif_tx_get(struct scif_endpt *ep)
@@ -178,7 +194,7 @@ static void scif_tx_put(struct scif_buf *buf)
 	__set_bit(buf->idx, ep->tx_free);
 	ep->sq_avail++;
 	spin_unlock_bh(&ep->slock);
-	wake_up_all(&ep->wq);
+	scif_wake(ep);
 }
 
 /*
@@ -496,7 +512,7 @@ static void scif_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (!READ_ONCE(ep->qp_dead) && scif_rx_post(ep, buf))
 		scif_conn_lost(ep);
-	wake_up_all(&ep->wq);
+	scif_wake(ep);
 }
 
 static void scif_ctl_work(struct work_struct *work)
