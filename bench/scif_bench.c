@@ -139,7 +139,7 @@ static double median(double *v, int n)
 
 /*
  * Accept one client; register a window of the length it asks for; then
- * echo every 8-byte message until MSG_BYE (echoed too).
+ * echo every 8-byte message until MSG_BYE, echoed once the window is gone.
  */
 static int server(int port, int ready_fd)
 {
@@ -161,14 +161,22 @@ static int server(int port, int ready_fd)
 	if (off == SCIF_REGISTER_FAILED)
 		die("scif_register of the window");
 	xsend(epd, &off, sizeof(off));
-	do {
+	for (;;) {
 		xrecv(epd, &msg, sizeof(msg));
+		if (msg == MSG_BYE)
+			break;
 		xsend(epd, &msg, sizeof(msg));
-	} while (msg != MSG_BYE);
+	}
+	/*
+	 * The window goes before the goodbye's echo: once the client has
+	 * the echo it closes, and a window of a connection already reset
+	 * cannot be unregistered (ECONNRESET, as upstream SCIF answers).
+	 */
 	t0 = now();
 	if (scif_unregister(epd, off, len))
 		die("scif_unregister of the window");
 	t1 = now();
+	xsend(epd, &msg, sizeof(msg));
 	scif_close(epd);
 	t2 = now();
 	scif_close(lep);
