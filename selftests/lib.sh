@@ -993,17 +993,17 @@ serving()
 # pair_duo NAME SERVER_HOST SERVER_CMD... -- CLIENT_CMD...: on a VM pair,
 # SERVER_CMD runs on host SERVER_HOST (a or b) and CLIENT_CMD, once the
 # server listens (serving; a server it cannot see gets 2 s), on the other
-# host (retried a few times while the server may not listen yet). Both hosts return together; the
-# status is that of this host's half (0 on the host that had nothing to
-# run only if nothing failed there). Output goes to stdout with the name.
-# The client's status is passed to the server's host through the shared
-# directory; a server still running PAIR_DUO_GRACE (30) seconds after its
-# client ended is stopped (status 124), so one hung server cannot put the
-# hosts out of step for the tests that follow. On return, PAIR_DUO_PEER
-# holds the client's status on the server's host (empty elsewhere),
-# PAIR_DUO_LATE is 1 if the server was stopped that way, and
-# PAIR_DUO_OUTPUT is what this host's half printed (for a test that
-# checks more than the status: the addresses a tool reports, say).
+# host (retried a few times while the server may not listen yet). Both
+# hosts return together; the status is that of this host's half (0 on the
+# host that had nothing to run only if nothing failed there). Output goes
+# to stdout with the name. The client's status is passed to the server's
+# host through the shared directory; a server still running PAIR_DUO_GRACE
+# (30) seconds after its client ended is stopped (status 124), so one hung
+# server cannot put the hosts out of step for the tests that follow. On
+# return, PAIR_DUO_PEER holds the client's status on the server's host
+# (empty elsewhere), PAIR_DUO_LATE is 1 if the server was stopped that
+# way, and PAIR_DUO_OUTPUT is what this host's half printed (for a test
+# that checks more than the status: the addresses a tool reports, say).
 pair_duo()
 {
 	local name=$1 srv=$2 rc=0 out pid i start cfile done_at
