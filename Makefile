@@ -30,7 +30,8 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c ke
 	   include/uapi/rdma/scire-abi.h include/uapi/rdma/scire-scif-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean bench kernel-debug check-debug deb check-packages check-pair-rxe
+	clean bench kernel-debug check-debug deb check-packages check-pair-rxe \
+	check-full
 
 all: kernel user ktest
 
@@ -128,6 +129,12 @@ kernel-doc: deps-ok
 # Host checks and VM selftests; the last line is "N passed, N failed".
 check:
 	@scripts/check
+
+# make check with what it leaves out for its time (the README, Checks): the
+# one-host NFS over RDMA, iSER and SRP tests in the stock boot, and pair/90's
+# lossy-wire runs both ways.
+check-full:
+	@SCIRE_FULL=1 scripts/check
 
 # The debug-kernel lane alone: KUnit and every selftest (make check runs a
 # subset there) under KASAN, lockdep, kmemleak and UBSAN.

@@ -5,8 +5,8 @@
 # both hosts' eth0 drops, duplicates, reorders and corrupts frames, and
 # ibv_rc_pingpong -c (4 KiB), rping -v -V (8000 bytes) and ib_write_bw /
 # ib_read_bw (64 KiB) must still deliver intact data, each host as server
-# and as client (on a scire-scire pair each tool runs one way, see below),
-# and between scire hosts scire_integrity -P -L checks every byte and CQE
+# and as client (each tool runs one way on a scire-scire pair and in
+# make check's scire-rxe run, pair/90: see below), and between scire hosts scire_integrity -P -L checks every byte and CQE
 # of every op kind.
 # The transport's
 # retransmission, duplicate detection and ICRC checks are what is tested.
@@ -89,24 +89,47 @@ tc qdisc add dev eth0 root netem delay 1ms 1ms loss 2% duplicate 1% reorder 10% 
 	fail "tc netem on eth0"
 echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
 
-# With rxe on a host each tool runs both ways, as the two transports
-# differ; between two scire hosts each runs one way (pingpong and WRITE
-# served by a, rping and READ by b), for make check's time: both ends
-# run the same transport over the same netem.
-both=0
-pair_has_rxe && both=1
-# served_by SERVER WANT: does the run with its server on SERVER happen?
-served_by() { [ "$both" = 1 ] || [ "$1" = "$2" ]; }
+# Who serves each tool. Between two scire hosts each tool runs one way
+# (pingpong and WRITE served by a, rping and READ by b), for make check's
+# time: both ends run the same transport over the same netem. With rxe on
+# a host the two transports differ, and each tool runs both ways, unless
+# SCIRE_LOSSY_WAYS=one (pair/90 in make check's scire-scire boot): then
+# each runs once, served so that scire's transport does the recovering
+# against rxe's: scire serves the pingpong, rping (its requester READs and
+# WRITEs the rxe client's buffer) and ib_read_bw (its responder answers
+# the READs rxe re-requests), rxe serves ib_write_bw (scire's requester
+# retransmits WRITEs into rxe). Each transport is requester and responder
+# in that set, and each host server and client.
+ways=one
+pair_has_rxe && ways=${SCIRE_LOSSY_WAYS:-both}
+if [ "$SCIRE_DEV_KIND" = rxe ]; then
+	rxe_host=$SCIRE_HOST scire_host=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
+else
+	scire_host=$SCIRE_HOST rxe_host=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
+fi
+# served_by SERVER TOOL: does TOOL's run with its server on SERVER happen?
+served_by()
+{
+	local want
+
+	[ "$ways" = one ] || return 0
+	case $2 in
+	pingpong) want=$(pair_has_rxe && echo "$scire_host" || echo a) ;;
+	write) want=$(pair_has_rxe && echo "$rxe_host" || echo a) ;;
+	rping | read) want=$(pair_has_rxe && echo "$scire_host" || echo b) ;;
+	esac
+	[ "$1" = "$want" ]
+}
 
 failed=0
 for srv in a b; do
 	pp=(-d "$dev" -g "$gid" -c)
-	! served_by "$srv" a || lossy "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
+	! served_by "$srv" pingpong || lossy "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
 		ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 "$SCIRE_PEER" || failed=$((failed + 1))
-	! served_by "$srv" b || lossy "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
+	! served_by "$srv" rping || lossy "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
 		rping -c -a "$SCIRE_PEER" -C 20 -S 8000 -v -V || failed=$((failed + 1))
 	pt=(-d "$dev" -x "$gid" -F)
-	! served_by "$srv" a || lossy "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
+	! served_by "$srv" write || lossy "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
 		ib_write_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
 	# READs served by rxe under loss carried about 100 times their data
 	# on the wire in one run (rxe's responder appears to finish an old
@@ -116,7 +139,7 @@ for srv in a b; do
 		{ [ "$srv" != "$SCIRE_HOST" ] && [ "${SCIRE_PEER_DEV_KIND:-scire}" = rxe ]; }; then
 		reads=8
 	fi
-	! served_by "$srv" b || lossy "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
+	! served_by "$srv" read || lossy "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
 		ib_read_bw "${pt[@]}" -s 65536 -n "$reads" "$SCIRE_PEER" || failed=$((failed + 1))
 done
 # Every op kind over the bad wire, one QP on each host (scire_integrity
@@ -128,7 +151,7 @@ done
 # then looks at wait_fence: a wakeup that can be lost, with no timer
 # armed (req.psn equals comp.psn). That is rxe's transport, not the wire
 # interop 10-verbs.sh checks with the same program.
-if [ "$both" = 0 ]; then
+if ! pair_has_rxe; then
 	si=(scire_integrity -d "$dev" -g "$gid" -P 19478)
 	lossy "lossy scire_integrity -P -m 1024 -a mix -w -L" a "${si[@]}" -m 1024 -a mix -w -L \
 		-M 262144 -n "${SCIRE_INTEGRITY_OPS:-100}" -- "${si[@]}" -C "$SCIRE_PEER" ||

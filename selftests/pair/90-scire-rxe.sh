@@ -7,7 +7,9 @@
 # perftest) and 20-lossy.sh (the same over netem) again, scire on a and
 # rxe on b, each host as server and as client. One boot instead of a
 # second pair (make check-pair-rxe boots scire/rxe from the start and runs
-# every pair test that way, the ULPs included).
+# every pair test that way, the ULPs included). For make check's time,
+# 20-lossy runs each tool one way here (SCIRE_LOSSY_WAYS=one, see there);
+# SCIRE_FULL=1 (make check-full) runs them both ways.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 # shellcheck source=../lib.sh
@@ -33,6 +35,11 @@ pair_sync swapped 120 || fail "host b never swapped scire0 for rxe0"
 # The tests below sync through files named for themselves: a fresh
 # directory keeps their earlier run's from answering for this one.
 export SCIRE_SHARED=$SCIRE_SHARED/scire-rxe
+if [ "${SCIRE_FULL:-0}" = 1 ]; then
+	export SCIRE_LOSSY_WAYS=${SCIRE_LOSSY_WAYS:-both}
+else
+	export SCIRE_LOSSY_WAYS=${SCIRE_LOSSY_WAYS:-one}
+fi
 mkdir -p "$SCIRE_SHARED" || fail "cannot make $SCIRE_SHARED"
 failed=()
 for t in 10-verbs 20-lossy; do
