@@ -5,11 +5,11 @@
 # both hosts' eth0 drops, duplicates, reorders and corrupts frames, and
 # ibv_rc_pingpong -c (4 KiB), rping -v -V (8000 bytes) and ib_write_bw /
 # ib_read_bw (64 KiB) must still deliver intact data, each host as server
-# and as client (each tool runs one way on a scire-scire pair and in
-# make check's scire-rxe run, pair/90: see below), and between scire hosts scire_integrity -P -L checks every byte and CQE
-# of every op kind.
-# The transport's
-# retransmission, duplicate detection and ICRC checks are what is tested.
+# and as client (each tool runs one way on a scire-scire pair and in make
+# check's scire-rxe run, pair/90: see below), and between scire hosts
+# scire_integrity -P -L checks every byte and CQE of every op kind. The
+# transport's retransmission, duplicate detection and ICRC checks are
+# what is tested.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 # shellcheck source=../lib.sh
@@ -102,7 +102,7 @@ echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
 # in that set, and each host server and client.
 ways=one
 pair_has_rxe && ways=${SCIRE_LOSSY_WAYS:-both}
-if [ "$SCIRE_DEV_KIND" = rxe ]; then
+if [ "${SCIRE_DEV_KIND:-scire}" = rxe ]; then
 	rxe_host=$SCIRE_HOST scire_host=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
 else
 	scire_host=$SCIRE_HOST rxe_host=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
