@@ -27,9 +27,9 @@
 # it still answers an SMP to its own LID. The runner fails the test on
 # any kernel WARNING, BUG or KASAN report.
 #
-# Environment: FUZZ_SECONDS (the random stream, default 20; 12 in make
-# check's debug boot), FUZZ_SEED
-# (replay a stream; default fresh, printed).
+# Environment: FUZZ_SECONDS (the random stream, default 20; 12 on the
+# debug kernel without SCIRE_DEBUG_FULL=1), FUZZ_SEED (replay a stream;
+# default fresh, printed).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -44,7 +44,7 @@ fuzzer=$(cd "$(dirname "$0")" && pwd)/scire_fuzz_ib.py
 ns=$IB_NS ipa=$IB_IP_A ipb=$IB_IP_B
 # The fuzzer needs a key whose last byte is not 0 (see its --mkey).
 mkey=0x5c1e0000000000f1
-# make check's debug boot (debug_quick): 12 s, for its time budget.
+# The debug kernel's smaller sizes (debug_quick): 12 s.
 secs=${FUZZ_SECONDS:-$(debug_quick && echo 12 || echo 20)}
 seed=${FUZZ_SEED:-}
 osm_pid='' fz_pid=''
