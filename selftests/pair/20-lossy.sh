@@ -102,44 +102,41 @@ echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
 # in that set, and each host server and client.
 ways=one
 pair_has_rxe && ways=${SCIRE_LOSSY_WAYS:-both}
-if [ "${SCIRE_DEV_KIND:-scire}" = rxe ]; then
-	rxe_host=$SCIRE_HOST scire_host=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
-else
-	scire_host=$SCIRE_HOST rxe_host=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
-fi
-# served_by SERVER TOOL: does TOOL's run with its server on SERVER happen?
-served_by()
+# kind_of HOST: the kind of RDMA device on host HOST (scire or rxe).
+kind_of()
 {
-	local want
-
-	[ "$ways" = one ] || return 0
-	case $2 in
-	pingpong) want=$(pair_has_rxe && echo "$scire_host" || echo a) ;;
-	write) want=$(pair_has_rxe && echo "$rxe_host" || echo a) ;;
-	rping | read) want=$(pair_has_rxe && echo "$scire_host" || echo b) ;;
-	esac
-	[ "$1" = "$want" ]
+	if [ "$1" = "$SCIRE_HOST" ]; then
+		echo "${SCIRE_DEV_KIND:-scire}"
+	else
+		echo "${SCIRE_PEER_DEV_KIND:-scire}"
+	fi
 }
+# The server of each tool when it runs one way.
+srv_pp=a srv_write=a srv_rping=b srv_read=b
+if pair_has_rxe; then
+	on_scire=a on_rxe=b
+	[ "$(kind_of a)" = scire ] || { on_scire=b on_rxe=a; }
+	srv_pp=$on_scire srv_write=$on_rxe srv_rping=$on_scire srv_read=$on_scire
+fi
+# served_by SERVER WANT: does the run with its server on SERVER happen?
+served_by() { [ "$ways" != one ] || [ "$1" = "$2" ]; }
 
 failed=0
 for srv in a b; do
 	pp=(-d "$dev" -g "$gid" -c)
-	! served_by "$srv" pingpong || lossy "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
+	! served_by "$srv" "$srv_pp" || lossy "lossy ibv_rc_pingpong -s 4096" "$srv" ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 -- \
 		ibv_rc_pingpong "${pp[@]}" -n 100 -s 4096 "$SCIRE_PEER" || failed=$((failed + 1))
-	! served_by "$srv" rping || lossy "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
+	! served_by "$srv" "$srv_rping" || lossy "lossy rping -v -V" "$srv" rping -s -a "$SCIRE_ADDR" -C 20 -S 8000 -V -- \
 		rping -c -a "$SCIRE_PEER" -C 20 -S 8000 -v -V || failed=$((failed + 1))
 	pt=(-d "$dev" -x "$gid" -F)
-	! served_by "$srv" write || lossy "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
+	! served_by "$srv" "$srv_write" || lossy "lossy ib_write_bw" "$srv" ib_write_bw "${pt[@]}" -s 65536 -n 20 -- \
 		ib_write_bw "${pt[@]}" -s 65536 -n 20 "$SCIRE_PEER" || failed=$((failed + 1))
 	# READs served by rxe under loss carried about 100 times their data
 	# on the wire in one run (rxe's responder appears to finish an old
 	# response as well as the re-requested one): fewer READs there.
 	reads=20
-	if [ "$srv" = "$SCIRE_HOST" ] && [ "$SCIRE_DEV_KIND" = rxe ] ||
-		{ [ "$srv" != "$SCIRE_HOST" ] && [ "${SCIRE_PEER_DEV_KIND:-scire}" = rxe ]; }; then
-		reads=8
-	fi
-	! served_by "$srv" read || lossy "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
+	[ "$(kind_of "$srv")" != rxe ] || reads=8
+	! served_by "$srv" "$srv_read" || lossy "lossy ib_read_bw" "$srv" ib_read_bw "${pt[@]}" -s 65536 -n "$reads" -- \
 		ib_read_bw "${pt[@]}" -s 65536 -n "$reads" "$SCIRE_PEER" || failed=$((failed + 1))
 done
 # Every op kind over the bad wire, one QP on each host (scire_integrity
