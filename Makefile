@@ -142,11 +142,10 @@ check-debug:
 	@SCIRE_CHECK_LANES=debug SCIRE_CHECK_DEBUG_TESTS=$${SCIRE_CHECK_DEBUG_TESTS:-all} \
 		SCIRE_DEBUG_FULL=$${SCIRE_DEBUG_FULL:-1} scripts/check
 
-# The Debian packages: make deb, then dpkg -i in a VM booted without the
-# tree's scire.ko, DKMS building the modules there (selftests/packages/).
-# Not part of make check, which runs make deb and DKMS's build of the
-# package for both kernels on the host (scripts/dkms-build-check): the
-# DKMS build in the TCG guest takes five minutes.
+# The Debian packages alone: make deb, then dpkg -i in a VM booted without
+# the tree's scire.ko, DKMS building the modules there (selftests/packages/),
+# eight minutes. make check runs the same VM in the background, at idle
+# priority, beside its host checks and stock boot.
 check-packages:
 	@SCIRE_CHECK_LANES=packages scripts/check
 

@@ -6,9 +6,11 @@
 # running kernel, modprobe loads them from DKMS's directory, scire0 comes up
 # on eth0 and ibv_devinfo finds it through the installed provider alone (the
 # tree's copy that the VM puts in place is removed first), libscif.so.0
-# reaches /dev/scif, and purging the packages takes the modules away again.
-# Needs a boot without the tree's scire.ko (make check-packages boots 6.1;
-# bookworm's 6.12 by hand with --kernel 6.12):
+# reaches /dev/scif, man finds the packages' manual pages, and purging the
+# packages takes the modules and pages away again.
+# Needs a boot without the tree's scire.ko (make check boots 6.1 beside
+# its stock boot, make check-packages alone; bookworm's 6.12 by hand with
+# --kernel 6.12):
 #   scripts/vm [--kernel 6.12] --no-scire -- selftests/run packages/
 # shellcheck source-path=SCRIPTDIR/..
 set -u
@@ -37,6 +39,12 @@ unset RDMAV_DRIVERS LD_LIBRARY_PATH
 # package links; the VM's /lib/modules is the unpacked kernel image's.
 [ -d "/usr/src/linux-headers-$abi" ] || skip "no linux-headers-$abi on the host"
 [ -e "/lib/modules/$abi/build" ] || ln -s "/usr/src/linux-headers-$abi" "/lib/modules/$abi/build"
+
+# man-db rebuilds its index after each dpkg run that adds or removes a
+# manual page: 30 s under TCG, twice here, and not what this test checks.
+# This overlay is thrown away, so it goes without; the pages are looked up
+# below with man -w, which reads the directories themselves.
+rm -f /var/lib/man-db/auto-update
 
 # Printed as it goes: under TCG the DKMS build takes many minutes.
 export DEBIAN_FRONTEND=noninteractive
@@ -84,6 +92,17 @@ print(lib.scif_get_nodeIDs(ids, 16, ctypes.byref(self_id)))' 2>&1)
 [[ $nodes =~ ^[1-9][0-9]*$ ]] || fail "libscif.so.0: scif_get_nodeIDs() gave '$nodes'"
 echo "libscif.so.0: scif_get_nodeIDs() = $nodes"
 
+# The manual pages the packages install: scire(7) and scif(7) with
+# scire-dkms, a page per libscif call with libscif-dev.
+for page in "7 scire" "7 scif" "3 scif_open" "3 scif_readfrom" "3 scif_fence_mark"; do
+	# shellcheck disable=SC2086 # section and name
+	where=$(man -w $page 2>&1) || fail "man -w $page: $where"
+	case $where in
+	/usr/share/man/*) echo "man $page: $where" ;;
+	*) fail "man -w $page found $where, not the package's page" ;;
+	esac
+done
+
 rdma link delete scire0 || fail "rdma link delete scire0 failed"
 rmmod scire_scif || fail "rmmod scire_scif failed"
 rmmod scire || fail "rmmod scire failed"
@@ -93,5 +112,6 @@ out=$(dpkg -P "${pkgs[@]}" 2>&1) || fail "dpkg -P failed: $out"
 left=$(find "/lib/modules/$abi/updates/dkms" -name 'scire*.ko*' 2>/dev/null)
 [ -z "$left" ] || fail "still installed after dpkg -P: $left"
 [ ! -e "$provider" ] || fail "$provider is still there after dpkg -P"
+! where=$(man -w 7 scire 2>/dev/null) || fail "scire(7) is still there after dpkg -P: $where"
 echo "purged: ${pkgs[*]}"
 exit 0
