@@ -22,8 +22,10 @@ export SCIRE_KMSG_LOG
 # patterns above. lockdep's reports start "WARNING: ..." or "BUG: ...",
 # except the one about a lock without a static key; the word lockdep
 # alone is no pattern, since every stack trace through lock acquisition
-# has lockdep_* frames (an allocation-failure report, for one).
-SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|UBSAN:|possible circular locking|INFO: trying to register non-static key|turning off the locking correctness validator|INFO: task .* blocked|hung_task|general protection fault[,:]|suspected memory leak'
+# has lockdep_* frames (an allocation-failure report, for one). A netdev
+# whose transmit queue stays stopped (the watchdog's "NETDEV WATCHDOG")
+# is a netdev_crit() line in these kernels, no WARNING, but a stall.
+SCIRE_KMSG_BAD='WARNING:|BUG:|Oops|KASAN|UBSAN:|possible circular locking|INFO: trying to register non-static key|turning off the locking correctness validator|INFO: task .* blocked|hung_task|general protection fault[,:]|suspected memory leak|NETDEV WATCHDOG'
 
 # Move what is in the kernel ring buffer to $SCIRE_KMSG_LOG.
 kmsg_collect()
