@@ -724,25 +724,74 @@ static int link_op(void)
 	return nl_request(&m.h);
 }
 
-/* Delete LINK_DEV if it exists (its index through libibverbs' list). */
+/*
+ * The index of RDMA device NAME from an RDMA_NLDEV_CMD_GET dump, -1 if no
+ * device has that name. Not libibverbs' list: a device whose ib_uverbs
+ * client failed to attach (an allocation failing under injection; the
+ * core ignores a client's failed add and registers the device anyway) has
+ * no uverbs node, so libibverbs never sees it, yet it exists and must be
+ * deleted.
+ */
+static int nl_dev_index(const char *name)
+{
+	static uint32_t seq = 1U << 30;
+	struct nlmsghdr req = {
+		.nlmsg_len = NLMSG_HDRLEN,
+		.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET),
+		.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		.nlmsg_seq = ++seq,
+	};
+	char dump[16384];
+	int idx = -1;
+
+	if (send(nl_fd, &req, req.nlmsg_len, 0) < 0)
+		t_fatal("nldev dump: %s", t_errname(errno));
+	for (;;) {
+		ssize_t n = recv(nl_fd, dump, sizeof(dump), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0)
+			t_fatal("nldev dump: %s", t_errname(errno));
+		for (h = (struct nlmsghdr *)dump; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			int len = h->nlmsg_len - NLMSG_HDRLEN, i = -1;
+			struct nlattr *a = NLMSG_DATA(h);
+			bool match = false;
+
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE)
+				return idx;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				t_fatal("nldev dump: %s",
+					t_errname(-((struct nlmsgerr *)NLMSG_DATA(h))->error));
+			for (; len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;
+			     len -= NLA_ALIGN(a->nla_len),
+			     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
+				void *v = (char *)a + NLA_HDRLEN;
+
+				if (a->nla_type == RDMA_NLDEV_ATTR_DEV_INDEX && a->nla_len >= NLA_HDRLEN + 4)
+					memcpy(&i, v, 4);
+				else if (a->nla_type == RDMA_NLDEV_ATTR_DEV_NAME)
+					match = !strncmp(v, name, a->nla_len - NLA_HDRLEN);
+			}
+			if (match)
+				idx = i;
+		}
+	}
+}
+
+/* Delete LINK_DEV if it exists. */
 static void link_undo(void)
 {
 	union { struct nlmsghdr h; char b[512]; } m = { .h = {
 		.nlmsg_len = NLMSG_HDRLEN,
 		.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_DELLINK),
 	} };
-	struct ibv_device **list;
-	int i, n, idx = -1, ret;
+	int idx = nl_dev_index(LINK_DEV), ret;
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), LINK_DEV))
-			idx = ibv_get_device_index(list[i]);
-	if (list)
-		ibv_free_device_list(list);
 	if (idx < 0) {
 		if (!access("/sys/class/infiniband/" LINK_DEV, F_OK))
-			t_fatal("%s exists but libibverbs does not list it", LINK_DEV);
+			t_fatal("%s is in sysfs but not in the nldev dump", LINK_DEV);
 		return;
 	}
 	nl_put_u32(&m.h, RDMA_NLDEV_ATTR_DEV_INDEX, idx);
