@@ -1479,41 +1479,55 @@ link_delete_under_io()
 }
 
 # scire_reload [--core [IB_CORE_OPTION...]]: delete scire0 if it is
-# there, unload scire_scif and scire (with --core the RDMA core too), each
-# within 60 s; then load them again (the core with IB_CORE_OPTIONs, as the
-# VM's init does: ib_core's force_mr is a parameter only module load
-# sets), scire0 on eth0, scire_scif if it was loaded, and wait for
-# scire0's GID. Unloading scire proves no one holds it any more. Prints
-# what fails; status 1 then.
+# there, unload scire_scif and scire (with --core the RDMA core too, and
+# ib_umad, which the InfiniBand link-layer tests load), each within 60 s;
+# then load them again (the core with IB_CORE_OPTIONs, as the VM's init
+# does: ib_core's force_mr is a parameter only module load sets; ib_umad
+# if it was loaded), scire0 on eth0, scire_scif if it was loaded, and wait
+# for scire0's GID. Unloading scire proves no one holds it any more. If an
+# unload fails, what was unloaded is still loaded again, so the caller's
+# baseline (scire0 on eth0) survives the failure. Prints what fails;
+# status 1 then.
 # shellcheck disable=SC2120 # the options are optional
 scire_reload()
 {
-	local dir=${SCIRE_KO_DIR:-$SCIRE_ROOT}/kernel core=0 scif=0 mods=(scire_scif scire) m out
+	local dir=${SCIRE_KO_DIR:-$SCIRE_ROOT}/kernel core=0 scif=0 umad=0 ok=0
+	local mods=(scire_scif scire) m out
 
 	if [ "${1:-}" = --core ]; then
 		core=1
 		shift
-		mods+=(rdma_ucm ib_uverbs rdma_cm iw_cm ib_cm ib_core)
+		mods+=(rdma_ucm ib_umad ib_uverbs rdma_cm iw_cm ib_cm ib_core)
 	fi
 	[ -d /sys/module/scire_scif ] && scif=1
+	[ -d /sys/module/ib_umad ] && umad=1
 	if rdma_has scire0; then
 		out=$(timeout 60 rdma link delete scire0 2>&1) || { echo "rdma link delete scire0: $out"; return 1; }
 	fi
 	for m in "${mods[@]}"; do
 		[ -d "/sys/module/$m" ] || continue
-		out=$(timeout 60 rmmod "$m" 2>&1) ||
-			{ echo "cannot unload $m ($(ls "/sys/module/$m/holders" 2>/dev/null)): $out"; return 1; }
+		out=$(timeout 60 rmmod "$m" 2>&1) && continue
+		echo "cannot unload $m ($(ls "/sys/module/$m/holders" 2>/dev/null)): $out"
+		ok=1
+		break
 	done
 	if [ "$core" = 1 ]; then
-		out=$({ modprobe ib_core "$@" && modprobe -a ib_uverbs rdma_ucm ib_cm rdma_cm; } 2>&1) ||
+		# modprobe of a loaded module does nothing: after a failed
+		# unload this only brings back what went.
+		out=$({ modprobe ib_core "$@" && modprobe -a ib_uverbs rdma_ucm ib_cm rdma_cm &&
+			{ [ "$umad" = 0 ] || modprobe ib_umad; }; } 2>&1) ||
 			{ echo "loading ib_core $* failed: $out"; return 1; }
 	fi
-	out=$({ insmod "$dir/scire.ko" && timeout 60 rdma link add scire0 type scire netdev eth0; } 2>&1) ||
-		{ echo "loading scire and scire0 on eth0 failed: $out"; return 1; }
-	if [ "$scif" = 1 ]; then
+	if [ ! -d /sys/module/scire ]; then
+		out=$(insmod "$dir/scire.ko" 2>&1) || { echo "insmod scire.ko failed: $out"; return 1; }
+	fi
+	out=$(timeout 60 rdma link add scire0 type scire netdev eth0 2>&1) ||
+		{ echo "scire0 on eth0 failed: $out"; return 1; }
+	if [ "$scif" = 1 ] && [ ! -d /sys/module/scire_scif ]; then
 		out=$(insmod "$dir/scif/scire_scif.ko" 2>&1) || { echo "insmod scire_scif.ko failed: $out"; return 1; }
 	fi
 	out=$(need_dev_gid scire0 2>&1) || { echo "$out"; return 1; }
+	return $ok
 }
 
 # wire_bytes DEV: RDMA device DEV's byte counters, "TX RX LOCAL" (tx_bytes,
