@@ -1205,6 +1205,14 @@ int scire_sgl_copy(struct scire_sgl *sgl, void *buf, u32 len, bool to_sgl);
 int scire_sgl_seek(struct scire_sgl *sgl, u64 offset);
 void scire_sgl_release(struct scire_sgl *sgl);
 u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge);
+/*
+ * A wire packet with this much payload or more (a request's, or a READ
+ * response's) carries it as fragments of the MR's pages, not copied into
+ * the skb: below it a copy into the head costs less than the fragments'
+ * page references and the ICRC tail's allocation.
+ */
+#define SCIRE_WIRE_ZC_MIN	1024
+
 int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len);
 int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 		   u32 len);

@@ -750,7 +750,7 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 	 * NIC) reads them in place, and no copy into the skb is made.
 	 */
 	bool frags = paylen && !(wqe->flags & SCIRE_WQE_F_INLINE) &&
-		     (req->local || paylen >= SCIRE_REQ_ZC_MIN);
+		     (req->local || paylen >= SCIRE_WIRE_ZC_MIN);
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret;

@@ -48,8 +48,6 @@ struct sk_buff;
 #define SCIRE_REQ_ACK_EVERY	64
 /* Packets one scire_req_run() call sends before yielding the worker. */
 #define SCIRE_REQ_BUDGET	64
-/* Wire payloads from this size on are sent from MR pages, not copied. */
-#define SCIRE_REQ_ZC_MIN	1024
 /* Payload bytes a direct same-host request gathers from its SGL, at most. */
 #define SCIRE_REQ_DIRECT_MAX	256
 /* Packets in flight after a local ACK timeout, from which the window grows. */
