@@ -42,8 +42,9 @@ enum scire_resp_msg {
  * @replay:	answers a duplicate request: if the memory is no longer
  *		readable, the response just stops (see scire_resp_read_pump()).
  * @local:	the request was a same-host unit: so is the response, with
- *		@mtu SCIRE_LOCAL_MTU and the payload in page fragments of
- *		the MR where it can be.
+ *		@mtu SCIRE_LOCAL_MTU. Its payload is in page fragments of
+ *		the MR where it can be, as a wire packet's is from
+ *		SCIRE_WIRE_ZC_MIN bytes on.
  * @active:	a response is being generated; requests that arrive
  *		meanwhile wait in scire_resp.backlog, so every response
  *		leaves in PSN order.
