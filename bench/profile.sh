@@ -209,7 +209,7 @@ ctr_snap()
 ctr_delta()
 {
 	awk 'NR == FNR { v[$1 " " $2] = $3; next }
-	($1 " " $2) in v && $3 > v[$1 " " $2] { printf "%s %s +%d; ", $1, $2, $3 - v[$1 " " $2] }' "$1" "$2"
+	($1 " " $2) in v && $3 > v[$1 " " $2] { printf "%s %s +%.0f; ", $1, $2, $3 - v[$1 " " $2] }' "$1" "$2"
 }
 
 # contexts FILE: the samples of FILE by context, from their call chains,
