@@ -1208,8 +1208,8 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge);
 /*
  * A wire packet with this much payload or more (a request's, or a READ
  * response's) carries it as fragments of the MR's pages, not copied into
- * the skb: below it a copy into the head costs less than the fragments'
- * page references and the ICRC tail's allocation.
+ * the skb. A smaller payload is copied into the head, which saves the
+ * fragments' page references and the tail fragment for pad and ICRC.
  */
 #define SCIRE_WIRE_ZC_MIN	1024
 
