@@ -1213,6 +1213,25 @@ u64 scire_sgl_length(const struct scire_sge *sge, u32 num_sge);
  */
 #define SCIRE_WIRE_ZC_MIN	1024
 
+/**
+ * scire_pkt_zc() - whether a packet's payload goes as the MR's own pages
+ * @local: the packet is a same-host unit, which always takes them: its
+ *	   receiver reads them in place
+ * @len: payload bytes, 0 to the MTU
+ *
+ * The one rule for requests (scire_req_xmit()) and READ responses
+ * (scire_resp_read_pump()): fragments of the MR's pages for a unit with
+ * any payload and for a wire packet of SCIRE_WIRE_ZC_MIN bytes or more,
+ * a copy into the linear head otherwise. The caller falls back to the copy
+ * where the MR cannot lend its pages.
+ *
+ * Return: true to build the payload from the MR's pages.
+ */
+static inline bool scire_pkt_zc(bool local, u32 len)
+{
+	return len && (local || len >= SCIRE_WIRE_ZC_MIN);
+}
+
 int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len);
 int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 		   u32 len);

@@ -744,13 +744,9 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 	const struct scire_opcode_info *oi = &scire_opcode[opcode];
 	/* A unit has no pad: nothing on its way counts in 32-bit words. */
 	u32 pad = req->local ? 0 : -paylen & 3;
-	/*
-	 * A unit, or a wire packet with enough payload to be worth it, takes
-	 * the payload as fragments of the MR's pages: the receiver (or the
-	 * NIC) reads them in place, and no copy into the skb is made.
-	 */
-	bool frags = paylen && !(wqe->flags & SCIRE_WQE_F_INLINE) &&
-		     (req->local || paylen >= SCIRE_WIRE_ZC_MIN);
+	/* Inline data lives in the WQE, not in an MR that could lend pages. */
+	bool frags = !(wqe->flags & SCIRE_WQE_F_INLINE) &&
+		     scire_pkt_zc(req->local, paylen);
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret;

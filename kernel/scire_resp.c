@@ -692,13 +692,11 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 		opcode |= SCIRE_OP_RC;
 		pad = rd->local ? 0 : -chunk & 3;
 		/*
-		 * A unit, or a wire packet with enough payload, carries the
-		 * MR's pages themselves where it can, as a request does
-		 * (scire_req_xmit()). A linear head is zeroed before the
-		 * copy fills it, and at an MTU of 4096 it is a kmalloc() of
-		 * more than a page, zeroed once more by init_on_alloc.
+		 * A linear head is zeroed before the copy fills it, and at an
+		 * MTU of 4096 it is a kmalloc() of more than a page, zeroed
+		 * once more by init_on_alloc: lend the MR's pages instead.
 		 */
-		frags = chunk && (rd->local || chunk >= SCIRE_WIRE_ZC_MIN);
+		frags = scire_pkt_zc(rd->local, chunk);
 again:
 		skb = scire_pkt_alloc(qp, &qp->av,
 				      scire_opcode[opcode].hdr_len +
