@@ -471,6 +471,8 @@ int scif_close(scif_epd_t epd)
 	struct scif_net *sn = ep->sn;
 	enum scif_ep_state old;
 
+	/* While still connected: unsignaled RMAs get a completion to wait for. */
+	scif_rma_kick_unlocked(ep);
 	mutex_lock(&ep->lock);
 	spin_lock_bh(&ep->slock);
 	old = ep->state;
@@ -504,9 +506,12 @@ int scif_close(scif_epd_t epd)
 		 * connection ends (a disconnect would flush them): every
 		 * send queue slot comes back, by success or by error. Once
 		 * the peer has disconnected, nothing of ours can succeed any
-		 * more: the rdma_cm handler has flushed it already.
+		 * more: the rdma_cm handler has flushed it already. Unsignaled
+		 * RMA WRs that no kick covers (the connection was gone) give
+		 * their slots back with nothing.
 		 */
-		wait_event_timeout(ep->wq, READ_ONCE(ep->sq_avail) == SCIF_SQ_DEPTH ||
+		wait_event_timeout(ep->wq, READ_ONCE(ep->sq_avail) +
+				   READ_ONCE(ep->rma.unsig) == SCIF_SQ_DEPTH ||
 				   !ep->qp, SCIF_TIMEOUT);
 		scif_rma_ep_disconnected(ep);
 		scif_cm_disconnect(ep);

@@ -156,6 +156,9 @@ static int scif_wait_self(struct scif_endpt *ep, u32 mark)
 	long left;
 	int ret;
 
+	/* The batches up to the mark may have gone without a completion. */
+	if (!scif_mark_reached(ep, mark))
+		scif_rma_kick_unlocked(ep);
 	left = wait_event_interruptible_timeout(ep->rma.wq,
 						scif_mark_reached(ep, mark) != 0,
 						SCIF_TIMEOUT);
@@ -229,6 +232,9 @@ static int scif_signal_self(struct scif_endpt *ep, u64 loff, u64 lval, u64 roff,
 			rec = NULL;
 		}
 		spin_unlock_irq(&rma->slock);
+		/* Its batch may have gone without a completion to write it. */
+		if (!rec && !ret)
+			ret = scif_rma_kick(ep);
 	}
 unlock:
 	mutex_unlock(&rma->lock);

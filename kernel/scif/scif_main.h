@@ -120,6 +120,10 @@ enum scif_ep_state {
  * @msg: the bytes (SCIF_MSG_SIZE)
  * @dma: their DMA address
  * @idx: index in the owner's array
+ * @rma_seq: a send buffer's message stands for RMA batch @rma_seq (its
+ *	completion is that batch's, scif_msg_post_rma_done()); 0 if not
+ * @rma_nwr: unsignaled RMA WRs before it whose send queue slots its
+ *	completion gives back
  */
 struct scif_buf {
 	struct ib_cqe cqe;
@@ -127,6 +131,8 @@ struct scif_buf {
 	void *msg;
 	u64 dma;
 	int idx;
+	u64 rma_seq;
+	int rma_nwr;
 };
 
 /**
@@ -271,6 +277,7 @@ struct scif_msg_hdr {
 void scif_msg_ep_init(struct scif_endpt *ep);
 int scif_msg_post(struct scif_endpt *ep, u16 type, u64 cookie, int status,
 		  const void *payload, u32 len);
+int scif_msg_post_rma_done(struct scif_endpt *ep, u64 seq, int nwr);
 int scif_msg_call(struct scif_endpt *ep, u16 type, const void *req, u32 req_len,
 		  void *resp, u32 resp_len, long timeout);
 int scif_msg_reply(struct scif_endpt *ep, u64 cookie, int status,

@@ -230,7 +230,65 @@ static void scif_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 			 ib_wc_status_msg(wc->status));
 		scif_wc_failed(ep, wc);
 	}
+	if (buf->rma_seq) {
+		scif_rma_batch_done(ep, buf->rma_seq, buf->rma_nwr,
+				    wc->status == IB_WC_SUCCESS);
+		buf->rma_seq = 0;
+	}
 	scif_tx_put(buf);
+}
+
+/*
+ * Post the message in @buf (@len payload bytes after its header), with
+ * how much of the stream this side has consumed. Caller holds res_sem;
+ * on failure @buf is given back.
+ */
+static int scif_msg_send(struct scif_endpt *ep, struct scif_buf *buf, u32 len)
+{
+	struct scif_msg_hdr *hdr = buf->msg;
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	if (ep->qp_dead || !ep->qp) {
+		buf->rma_seq = 0;
+		scif_tx_put(buf);
+		return -ECONNRESET;
+	}
+	spin_lock_bh(&ep->slock);
+	hdr->consumed = cpu_to_le64(ep->rx_tail);
+	ep->rx_reported = ep->rx_tail;
+	spin_unlock_bh(&ep->slock);
+	ib_dma_sync_single_for_device(ep->pd->device, buf->dma,
+				      sizeof(*hdr) + len, DMA_TO_DEVICE);
+	sge.addr = buf->dma;
+	sge.length = sizeof(*hdr) + len;
+	sge.lkey = ep->pd->local_dma_lkey;
+	wr.wr_cqe = &buf->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(ep->qp, &wr, NULL);
+	if (ret) {
+		buf->rma_seq = 0;
+		scif_tx_put(buf);
+	}
+	return ret;
+}
+
+static void scif_msg_fill(struct scif_buf *buf, u16 type, u64 cookie, int status,
+			  const void *payload, u32 len)
+{
+	struct scif_msg_hdr *hdr = buf->msg;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->type = cpu_to_le16(type);
+	hdr->len = cpu_to_le32(len);
+	hdr->cookie = cpu_to_le64(cookie);
+	hdr->status = cpu_to_le32(status);
+	if (len)
+		memcpy(hdr + 1, payload, len);
 }
 
 /**
@@ -253,10 +311,7 @@ static void scif_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 int scif_msg_post(struct scif_endpt *ep, u16 type, u64 cookie, int status,
 		  const void *payload, u32 len)
 {
-	struct ib_send_wr wr = {};
-	struct scif_msg_hdr *hdr;
 	struct scif_buf *buf;
-	struct ib_sge sge;
 	int ret;
 
 	if (len > SCIF_MSG_PAYLOAD)
@@ -264,41 +319,44 @@ int scif_msg_post(struct scif_endpt *ep, u16 type, u64 cookie, int status,
 	buf = scif_tx_get(ep);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-
-	hdr = buf->msg;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->type = cpu_to_le16(type);
-	hdr->len = cpu_to_le32(len);
-	hdr->cookie = cpu_to_le64(cookie);
-	hdr->status = cpu_to_le32(status);
-	if (len)
-		memcpy(hdr + 1, payload, len);
-
+	scif_msg_fill(buf, type, cookie, status, payload, len);
 	down_read(&ep->res_sem);
-	if (ep->qp_dead || !ep->qp) {
-		up_read(&ep->res_sem);
-		scif_tx_put(buf);
-		return -ECONNRESET;
-	}
-	spin_lock_bh(&ep->slock);
-	hdr->consumed = cpu_to_le64(ep->rx_tail);
-	ep->rx_reported = ep->rx_tail;
-	spin_unlock_bh(&ep->slock);
-	ib_dma_sync_single_for_device(ep->pd->device, buf->dma,
-				      sizeof(*hdr) + len, DMA_TO_DEVICE);
-	sge.addr = buf->dma;
-	sge.length = sizeof(*hdr) + len;
-	sge.lkey = ep->pd->local_dma_lkey;
-	wr.wr_cqe = &buf->cqe;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IB_WR_SEND;
-	wr.send_flags = IB_SEND_SIGNALED;
-	ret = ib_post_send(ep->qp, &wr, NULL);
+	ret = scif_msg_send(ep, buf, len);
 	up_read(&ep->res_sem);
-	if (ret)
-		scif_tx_put(buf);
 	return ret;
+}
+
+/**
+ * scif_msg_post_rma_done() - send a message whose completion completes RMA
+ *	batch @seq
+ * @ep: a connected endpoint
+ * @seq: the last RMA batch posted, which went unsignaled
+ * @nwr: unsignaled RMA WRs posted since the last signaled one, whose send
+ *	queue slots come back with this message's completion
+ *
+ * An RMA batch that nobody waits for goes without a completion of its own
+ * (scif_rma_flush()). When someone does wait, this stands in: a WINDOW
+ * message (which the peer only reads its consumed count from) posted
+ * behind the batch. RC reports the send queue's completions in posting
+ * order (IBA 10.8.3.3), so when it completes, so has every RMA WR before
+ * it, and scif_tx_done() advances the batch counter to @seq.
+ *
+ * Context: process; the caller holds @ep->res_sem (read) and rma.lock.
+ * Sleeps while every message buffer is in use.
+ * Return: 0; -ECONNRESET or -ENOTCONN when not connected; or the errno of
+ * ib_post_send().
+ */
+int scif_msg_post_rma_done(struct scif_endpt *ep, u64 seq, int nwr)
+{
+	struct scif_buf *buf;
+
+	buf = scif_tx_get(ep);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	scif_msg_fill(buf, SCIF_MSG_WINDOW, 0, 0, NULL, 0);
+	buf->rma_seq = seq;
+	buf->rma_nwr = nwr;
+	return scif_msg_send(ep, buf, 0);
 }
 
 /**

@@ -11,10 +11,13 @@
  * endpoint's RC QP between the extents of a local window and those of a
  * peer window.
  *
- * Completion and fences: every batch of RMA WRs posted ends with one
- * signaled WR whose completion advances @done to the batch's sequence
- * number; RC completes the send queue in order, so @done >= n means every
- * RMA WR up to batch n has completed. A fence mark is @issued at the time
+ * Completion and fences: a batch of RMA WRs that someone will wait for
+ * ends with one signaled WR whose completion advances @done to the
+ * batch's sequence number; RC completes the send queue in order, so
+ * @done >= n means every RMA WR up to batch n has completed. Batches
+ * nobody waits for yet go unsignaled (at most SCIF_RMA_UNSIG_MAX WRs in a
+ * row); before waiting for one, a waiter posts a message behind it whose
+ * completion stands for it (scif_rma_kick()). A fence mark is @issued at the time
  * of the mark. A window remembers the last batch that used it
  * (@last_seq): it is freed after an unregister only once @done reaches
  * that, which is how an unregister is deferred while RMAs use the window.
@@ -49,6 +52,10 @@ struct scif_pinned_pages;
  * @peer: the peer's windows as it announced them, by offset
  * @wq: RMA completions, fence waits, deferred unregisters
  * @issued: sequence number of the last batch of RMA WRs posted
+ * @signaled: the last batch posted with a completion of its own, or
+ *	followed by a message that stands for it (scif_rma_kick()); under @lock
+ * @unsig: RMA WRs posted unsignaled after @signaled, whose send queue slots
+ *	are still taken; under @lock
  * @done: sequence number of the last batch completed successfully
  * @broken: an RMA WR completed in error: the connection is gone and
  *	batches after @done never complete
@@ -72,6 +79,8 @@ struct scif_rma_info {
 	struct rb_root_cached peer;
 	wait_queue_head_t wq;
 	u64 issued;
+	u64 signaled;
+	int unsig;
 	u64 done;
 	bool broken;
 	struct list_head signals;
@@ -189,6 +198,9 @@ struct scif_signal {
 /* scif_rma.c */
 struct scif_window *scif_win_find(struct rb_root_cached *root, u64 off, u64 len,
 				  int prot, int *err);
+void scif_rma_batch_done(struct scif_endpt *ep, u64 seq, int nwr, bool ok);
+int scif_rma_kick(struct scif_endpt *ep);
+void scif_rma_kick_unlocked(struct scif_endpt *ep);
 int scif_rma_post_signal(struct scif_endpt *ep, struct scif_window *rwin,
 			 u64 roff, u64 val);
 void scif_win_write(struct scif_window *win, u64 off, u64 val);
