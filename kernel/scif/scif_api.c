@@ -472,7 +472,7 @@ int scif_close(scif_epd_t epd)
 	enum scif_ep_state old;
 
 	/* While still connected: unsignaled RMAs get a completion to wait for. */
-	scif_rma_kick_unlocked(ep);
+	scif_rma_cover_unlocked(ep, U64_MAX);
 	mutex_lock(&ep->lock);
 	spin_lock_bh(&ep->slock);
 	old = ep->state;
@@ -507,7 +507,7 @@ int scif_close(scif_epd_t epd)
 		 * send queue slot comes back, by success or by error. Once
 		 * the peer has disconnected, nothing of ours can succeed any
 		 * more: the rdma_cm handler has flushed it already. Unsignaled
-		 * RMA WRs that no kick covers (the connection was gone) give
+		 * RMA WRs that no message covers (the connection was gone) give
 		 * their slots back with nothing.
 		 */
 		wait_event_timeout(ep->wq, READ_ONCE(ep->sq_avail) +

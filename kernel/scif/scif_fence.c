@@ -127,12 +127,11 @@ static int scif_mark_self(struct scif_endpt *ep)
 	return issued & SCIF_MARK_MASK;
 }
 
-/* Has this endpoint's mark @mark completed? 1 yes, 0 not yet, < 0 never. */
-static int scif_mark_reached(struct scif_endpt *ep, u32 mark)
+/* The batch this endpoint's mark @mark stands for. */
+static u64 scif_mark_seq(struct scif_endpt *ep, u32 mark)
 {
 	struct scif_rma_info *rma = &ep->rma;
 	u64 seq, back;
-	int ret;
 
 	spin_lock_irq(&rma->slock);
 	/*
@@ -141,33 +140,13 @@ static int scif_mark_reached(struct scif_endpt *ep, u32 mark)
 	 */
 	back = (rma->issued - mark) & SCIF_MARK_MASK;
 	seq = back > rma->issued ? 0 : rma->issued - back;
-	if (rma->done >= seq)
-		ret = 1;
-	else if (rma->broken)
-		ret = -ECONNRESET;
-	else
-		ret = scif_ep_verify(ep);
 	spin_unlock_irq(&rma->slock);
-	return ret;
+	return seq;
 }
 
 static int scif_wait_self(struct scif_endpt *ep, u32 mark)
 {
-	long left;
-	int ret;
-
-	/* The batches up to the mark may have gone without a completion. */
-	if (!scif_mark_reached(ep, mark))
-		scif_rma_kick_unlocked(ep);
-	left = wait_event_interruptible_timeout(ep->rma.wq,
-						scif_mark_reached(ep, mark) != 0,
-						SCIF_TIMEOUT);
-	if (left < 0)
-		return -EINTR;
-	ret = scif_mark_reached(ep, mark);
-	if (ret > 0)
-		return 0;
-	return ret ? ret : -ETIMEDOUT;
+	return scif_rma_wait(ep, scif_mark_seq(ep, mark), true, SCIF_TIMEOUT);
 }
 
 /*
@@ -182,6 +161,7 @@ static int scif_signal_self(struct scif_endpt *ep, u64 loff, u64 lval, u64 roff,
 	struct scif_window *lwin = NULL, *rwin = NULL;
 	struct scif_signal *rec = NULL;
 	int ret = 0;
+	u64 seq;
 
 	if (sig & SCIF_SIGNAL_LOCAL) {
 		rec = kzalloc(sizeof(*rec), GFP_KERNEL);
@@ -220,9 +200,10 @@ static int scif_signal_self(struct scif_endpt *ep, u64 loff, u64 lval, u64 roff,
 		rec->off = loff - lwin->it.start;
 		rec->val = lval;
 		spin_lock_irq(&rma->slock);
-		rec->seq = rma->issued;
+		seq = rma->issued;
+		rec->seq = seq;
 		/* Unregister frees the window only once this mark is done. */
-		lwin->last_seq = max(lwin->last_seq, rec->seq);
+		lwin->last_seq = max(lwin->last_seq, seq);
 		if (rma->broken) {
 			ret = -ECONNRESET;
 		} else if (rma->done >= rec->seq && list_empty(&rma->signals)) {
@@ -234,7 +215,7 @@ static int scif_signal_self(struct scif_endpt *ep, u64 loff, u64 lval, u64 roff,
 		spin_unlock_irq(&rma->slock);
 		/* Its batch may have gone without a completion to write it. */
 		if (!rec && !ret)
-			ret = scif_rma_kick(ep);
+			ret = scif_rma_cover(ep, seq);
 	}
 unlock:
 	mutex_unlock(&rma->lock);

@@ -190,6 +190,7 @@ static void scif_tx_put(struct scif_buf *buf)
 {
 	struct scif_endpt *ep = buf->ep;
 
+	buf->rma_seq = 0;
 	spin_lock_bh(&ep->slock);
 	__set_bit(buf->idx, ep->tx_free);
 	ep->sq_avail++;
@@ -230,11 +231,9 @@ static void scif_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 			 ib_wc_status_msg(wc->status));
 		scif_wc_failed(ep, wc);
 	}
-	if (buf->rma_seq) {
+	if (buf->rma_seq)
 		scif_rma_batch_done(ep, buf->rma_seq, buf->rma_nwr,
 				    wc->status == IB_WC_SUCCESS);
-		buf->rma_seq = 0;
-	}
 	scif_tx_put(buf);
 }
 
@@ -251,7 +250,6 @@ static int scif_msg_send(struct scif_endpt *ep, struct scif_buf *buf, u32 len)
 	int ret;
 
 	if (ep->qp_dead || !ep->qp) {
-		buf->rma_seq = 0;
 		scif_tx_put(buf);
 		return -ECONNRESET;
 	}
@@ -270,10 +268,8 @@ static int scif_msg_send(struct scif_endpt *ep, struct scif_buf *buf, u32 len)
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 	ret = ib_post_send(ep->qp, &wr, NULL);
-	if (ret) {
-		buf->rma_seq = 0;
+	if (ret)
 		scif_tx_put(buf);
-	}
 	return ret;
 }
 

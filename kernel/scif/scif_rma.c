@@ -897,7 +897,7 @@ int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 	struct interval_tree_node *it;
 	struct scif_window *win, *tmp;
 	LIST_HEAD(list);
-	u64 last;
+	u64 last, used = 0;
 	int ret;
 
 	if (offset < 0 || !PAGE_ALIGNED(offset))
@@ -929,6 +929,7 @@ int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 			continue;
 		}
 		win->state = SCIF_WIN_UNREG;
+		used = max(used, win->last_seq);
 		kref_get(&win->ref);
 	}
 	mutex_unlock(&rma->lock);
@@ -936,7 +937,7 @@ int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 		return ret;
 
 	/* Our own RMAs that used the windows complete visibly. */
-	scif_rma_kick_unlocked(ep);
+	scif_rma_cover_unlocked(ep, used);
 	list_for_each_entry_safe(win, tmp, &list, ulist) {
 		/* The peer answers once its RMAs into the window are done. */
 		scif_win_tell_unreg(ep, win->it.start);
@@ -1044,7 +1045,7 @@ static int scif_recv_unregister(struct scif_endpt *ep, const void *payload, u32 
 	struct scif_rma_info *rma = &ep->rma;
 	struct interval_tree_node *it;
 	struct scif_window *win;
-	u64 off;
+	u64 off, used;
 
 	if (len != sizeof(*msg))
 		return -EPROTO;
@@ -1058,10 +1059,9 @@ static int scif_recv_unregister(struct scif_endpt *ep, const void *payload, u32 
 	}
 	/* No new RMA finds it; wait for those that use it. */
 	win->state = SCIF_WIN_UNREG;
+	used = win->last_seq;
 	mutex_unlock(&rma->lock);
-	scif_rma_kick_unlocked(ep);
-	wait_event_timeout(rma->wq, READ_ONCE(rma->done) >= win->last_seq ||
-			   READ_ONCE(rma->broken) || scif_ep_verify(ep), SCIF_TIMEOUT);
+	scif_rma_wait(ep, used, false, SCIF_TIMEOUT);
 	mutex_lock(&rma->lock);
 	scif_win_kill(win);
 	mutex_unlock(&rma->lock);
@@ -1198,7 +1198,7 @@ static void scif_rma_err_done(struct ib_cq *cq, struct ib_wc *wc)
  * remote signal's buffer (freed by the completion), or when the send queue
  * slots of unsignaled WRs would exceed SCIF_RMA_UNSIG_MAX; otherwise the
  * batch completes unseen, and whoever later waits for it posts a message
- * behind it first (scif_rma_kick()). A completion per batch cost a
+ * behind it first (scif_rma_cover()). A completion per batch cost a
  * 4 KiB scif_writeto() an eighth of its CPU time (bench/profiles.md,
  * scif-rma).
  */
@@ -1264,27 +1264,31 @@ static int scif_rma_flush(struct scif_rma_ctx *ctx, bool sig)
 }
 
 /**
- * scif_rma_kick() - make the RMA batches posted so far complete visibly
+ * scif_rma_cover() - make RMA batch @seq complete visibly
  * @ep: the endpoint
+ * @seq: the batch someone needs to see completed; U64_MAX for every batch
+ *	posted so far
  *
- * When the last batch went unsignaled (scif_rma_flush()), posts a message
- * behind it whose completion stands for it (scif_msg_post_rma_done()), so
- * that the batch counter reaches the last batch issued. Call it before
- * waiting for a batch nobody asked to be signaled: a fence wait, a local
- * fence signal, an unregister.
+ * A batch nobody waited for when it was posted went unsignaled
+ * (scif_rma_flush()). When @seq is such a batch, posts a message behind the
+ * last batch posted whose completion stands for every batch up to it
+ * (scif_msg_post_rma_done()). Whatever needs @ep->rma.done to reach a batch
+ * comes through here: scif_rma_wait(), and those who need the completion
+ * without waiting for it (a queued local fence signal, a temporary window,
+ * an unregister, scif_close()).
  *
  * Context: process; the caller holds @ep->res_sem (read) with the QP alive
  * and rma.lock. Sleeps while every message buffer is in use.
  * Return: 0 (also when nothing was needed); -ECONNRESET or -ENOTCONN when
  * the endpoint is not connected; the errno of ib_post_send().
  */
-int scif_rma_kick(struct scif_endpt *ep)
+int scif_rma_cover(struct scif_endpt *ep, u64 seq)
 {
 	struct scif_rma_info *rma = &ep->rma;
 	int ret;
 
 	lockdep_assert_held(&rma->lock);
-	if (rma->signaled == rma->issued)
+	if (rma->signaled >= min(seq, rma->issued))
 		return 0;
 	ret = scif_msg_post_rma_done(ep, rma->issued, rma->unsig);
 	if (!ret) {
@@ -1295,23 +1299,67 @@ int scif_rma_kick(struct scif_endpt *ep)
 }
 
 /**
- * scif_rma_kick_unlocked() - scif_rma_kick() for a caller holding no lock
+ * scif_rma_cover_unlocked() - scif_rma_cover() for a caller holding no lock
  * @ep: the endpoint
+ * @seq: as for scif_rma_cover()
  *
  * Does nothing when the QP is gone: whoever waits then hears that from the
  * endpoint's state.
  *
  * Context: process; takes res_sem and rma.lock. Sleeps.
  */
-void scif_rma_kick_unlocked(struct scif_endpt *ep)
+void scif_rma_cover_unlocked(struct scif_endpt *ep, u64 seq)
 {
 	down_read(&ep->res_sem);
 	if (!ep->qp_dead && ep->qp) {
 		mutex_lock(&ep->rma.lock);
-		scif_rma_kick(ep);
+		scif_rma_cover(ep, seq);
 		mutex_unlock(&ep->rma.lock);
 	}
 	up_read(&ep->res_sem);
+}
+
+static bool scif_rma_settled(struct scif_endpt *ep, u64 seq)
+{
+	return READ_ONCE(ep->rma.done) >= seq || READ_ONCE(ep->rma.broken) ||
+	       scif_ep_verify(ep);
+}
+
+/**
+ * scif_rma_wait() - wait until RMA batch @seq has completed
+ * @ep: the endpoint
+ * @seq: the batch; every RMA WR posted up to it has completed when it has
+ * @intr: any signal ends the wait; otherwise only a fatal one does
+ * @timeout: jiffies, or MAX_SCHEDULE_TIMEOUT
+ *
+ * Covers @seq first (scif_rma_cover()), so no waiter waits for a
+ * completion nobody asked for.
+ *
+ * Context: process, holding none of @ep's locks; sleeps.
+ * Return: 0 once the batch has completed; -ECONNRESET when an RMA WR
+ * failed or the connection is gone; -ENOTCONN when the endpoint is not
+ * connected; -EINTR on a signal; -ETIMEDOUT.
+ */
+int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr, long timeout)
+{
+	struct scif_rma_info *rma = &ep->rma;
+	long left;
+
+	scif_rma_cover_unlocked(ep, seq);
+	if (intr)
+		left = wait_event_interruptible_timeout(rma->wq,
+							scif_rma_settled(ep, seq),
+							timeout);
+	else
+		left = wait_event_killable_timeout(rma->wq, scif_rma_settled(ep, seq),
+						   timeout);
+	if (READ_ONCE(rma->done) >= seq)
+		return 0;
+	if (left < 0)
+		return -EINTR;
+	if (READ_ONCE(rma->broken))
+		return -ECONNRESET;
+	return scif_ep_verify(ep) ?: -ETIMEDOUT;
 }
 
 /*
@@ -1465,7 +1513,7 @@ static int scif_rma_post(struct scif_endpt *ep, struct scif_window *lwin, u64 lo
 		ret = scif_rma_flush(ctx, sig);
 	/* The last batch went out whole from scif_rma_emit(), unsignaled. */
 	if (!ret && sig)
-		ret = scif_rma_kick(ep);
+		ret = scif_rma_cover(ep, ep->rma.issued);
 	return ret;
 }
 
@@ -1533,17 +1581,6 @@ out:
 	return ret;
 }
 
-/* Wait until batch @seq has completed. */
-static int scif_rma_wait(struct scif_endpt *ep, u64 seq)
-{
-	struct scif_rma_info *rma = &ep->rma;
-
-	if (wait_event_killable(rma->wq, READ_ONCE(rma->done) >= seq ||
-				READ_ONCE(rma->broken)))
-		return -EINTR;
-	return READ_ONCE(rma->done) >= seq ? 0 : -ECONNRESET;
-}
-
 static int scif_rma_check(struct scif_endpt *ep, int flags)
 {
 	if (flags & ~SCIF_RMA_FLAGS)
@@ -1581,7 +1618,7 @@ static int scif_rma_copy(struct scif_endpt *ep, off_t loffset, size_t len,
 	mutex_unlock(&rma->lock);
 	up_read(&ep->res_sem);
 	if (!ret && flags & SCIF_RMA_SYNC)
-		ret = scif_rma_wait(ep, seq);
+		ret = scif_rma_wait(ep, seq, false, MAX_SCHEDULE_TIMEOUT);
 	return ret;
 }
 
@@ -1781,7 +1818,7 @@ int scif_rma_vcopy(struct scif_endpt *ep, u64 addr, size_t len, off_t roffset,
 	mutex_unlock(&rma->lock);
 	up_read(&ep->res_sem);
 	if (!ret && flags & SCIF_RMA_SYNC)
-		ret = scif_rma_wait(ep, seq);
+		ret = scif_rma_wait(ep, seq, false, MAX_SCHEDULE_TIMEOUT);
 	scif_rma_reap(ep);
 	return ret;
 }

@@ -16,11 +16,12 @@
  * batch's sequence number; RC completes the send queue in order, so
  * @done >= n means every RMA WR up to batch n has completed. Batches
  * nobody waits for yet go unsignaled (at most SCIF_RMA_UNSIG_MAX WRs in a
- * row); before waiting for one, a waiter posts a message behind it whose
- * completion stands for it (scif_rma_kick()). A fence mark is @issued at the time
- * of the mark. A window remembers the last batch that used it
- * (@last_seq): it is freed after an unregister only once @done reaches
- * that, which is how an unregister is deferred while RMAs use the window.
+ * row); whoever needs one of them to complete posts a message behind it
+ * whose completion stands for it (scif_rma_cover(), which scif_rma_wait()
+ * calls). A fence mark is @issued at the time of the mark. A window
+ * remembers the last batch that used it (@last_seq): it is freed after an
+ * unregister only once @done reaches that, which is how an unregister is
+ * deferred while RMAs use the window.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -53,7 +54,7 @@ struct scif_pinned_pages;
  * @wq: RMA completions, fence waits, deferred unregisters
  * @issued: sequence number of the last batch of RMA WRs posted
  * @signaled: the last batch posted with a completion of its own, or
- *	followed by a message that stands for it (scif_rma_kick()); under @lock
+ *	followed by a message that stands for it (scif_rma_cover()); under @lock
  * @unsig: RMA WRs posted unsignaled after @signaled, whose send queue slots
  *	are still taken; under @lock
  * @done: sequence number of the last batch completed successfully
@@ -199,8 +200,9 @@ struct scif_signal {
 struct scif_window *scif_win_find(struct rb_root_cached *root, u64 off, u64 len,
 				  int prot, int *err);
 void scif_rma_batch_done(struct scif_endpt *ep, u64 seq, int nwr, bool ok);
-int scif_rma_kick(struct scif_endpt *ep);
-void scif_rma_kick_unlocked(struct scif_endpt *ep);
+int scif_rma_cover(struct scif_endpt *ep, u64 seq);
+void scif_rma_cover_unlocked(struct scif_endpt *ep, u64 seq);
+int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr, long timeout);
 int scif_rma_post_signal(struct scif_endpt *ep, struct scif_window *rwin,
 			 u64 roff, u64 val);
 void scif_win_write(struct scif_window *win, u64 off, u64 val);
