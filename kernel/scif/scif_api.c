@@ -12,6 +12,7 @@
 #include <linux/nsproxy.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "scif_main.h"
 
@@ -66,7 +67,7 @@ static void scif_ep_release(struct kref *ref)
 	WARN_ON(ep->qp || ep->cm_id || !list_empty(&ep->pending));
 	xa_destroy(&ep->calls);
 	kfree(ep->rma.ctx);
-	kfree(ep->rx_ring);
+	vfree(ep->rx_ctl);
 	put_net(ep->net);
 	kfree(ep);
 }
@@ -605,6 +606,7 @@ __poll_t scif_ep_poll(struct scif_endpt *ep, struct file *file, poll_table *wait
 	if (file && wait)
 		poll_wait(file, &ep->wq, wait);
 	spin_lock_bh(&ep->slock);
+	scif_rx_sync(ep);
 	switch (ep->state) {
 	case SCIFEP_LISTENING:
 		if (!list_empty(&ep->pending))

@@ -20,16 +20,20 @@
  *
  * Not offered: mmap() of a window. Over PCIe a peer's window is memory the
  * CPU can map; over RDMA there is nothing to map, so mmap() fails (ENODEV)
- * and programs use scif_readfrom()/scif_writeto() instead.
+ * and programs use scif_readfrom()/scif_writeto() instead. The one thing
+ * mmap() maps is scire's own: the endpoint's receive ring, for libscif's
+ * scif_recv() (struct scire_scif_rx_ring, SCIRE_SCIF_RX_RING_OFFSET).
  *
  * Copyright (c) 2026 The scire authors.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <linux/xarray.h>
 
 #include "scif_main.h"
@@ -418,6 +422,100 @@ static long scif_fd_connect(struct scif_endpt *ep,
 	return 0;
 }
 
+/* --- the mapped receive ring ------------------------------------------------ */
+
+static void scif_rx_vma_open(struct vm_area_struct *vma)
+{
+	struct scif_endpt *ep = vma->vm_private_data;
+
+	/* mremap() moving it: fork() does not copy it (VM_DONTCOPY). */
+	scif_ep_get(ep);
+	spin_lock_bh(&ep->slock);
+	ep->rx_maps++;
+	spin_unlock_bh(&ep->slock);
+}
+
+static void scif_rx_vma_close(struct vm_area_struct *vma)
+{
+	struct scif_endpt *ep = vma->vm_private_data;
+
+	spin_lock_bh(&ep->slock);
+	if (!--ep->rx_maps) {
+		ep->rx_mm = NULL;
+		/*
+		 * A reader killed while it held the lock took the mapping with
+		 * it (nothing else maps it): the readers left are the kernel's.
+		 */
+		cmpxchg(&ep->rx_ctl->lock, SCIRE_SCIF_RX_LOCK_USER, 0);
+	}
+	spin_unlock_bh(&ep->slock);
+	scif_ep_put(ep);
+}
+
+/* The reader lock is per mapping; half of one would not know it. */
+static int scif_rx_vma_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct scif_rx_vm_ops = {
+	.open = scif_rx_vma_open,
+	.close = scif_rx_vma_close,
+	.may_split = scif_rx_vma_may_split,
+};
+
+/*
+ * mmap() of SCIRE_SCIF_RX_RING_OFFSET: the receive ring of a connected
+ * endpoint, shared, for one process at a time (see
+ * include/uapi/rdma/scire-scif-abi.h). ENODEV for any other offset, as
+ * windows are not mapped; EINVAL for another length or a private or
+ * executable mapping; ENOTCONN before the connection; EBUSY while another
+ * process maps it.
+ */
+static int scif_fd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct scif_endpt *ep;
+	int ret = 0;
+
+	if (vma->vm_pgoff != SCIRE_SCIF_RX_RING_OFFSET >> PAGE_SHIFT)
+		return -ENODEV;
+	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(SCIRE_SCIF_RX_MAP_LEN) ||
+	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
+		return -EINVAL;
+	ep = scif_file_ep(file->private_data);
+	spin_lock_bh(&ep->slock);
+	if (!ep->rx_ctl || (ep->state != SCIFEP_CONNECTED &&
+			    ep->state != SCIFEP_DISCONNECTED))
+		ret = -ENOTCONN;
+	else if (ep->rx_maps && ep->rx_mm != current->mm)
+		ret = -EBUSY;
+	else
+		ep->rx_maps++;
+	if (!ret)
+		ep->rx_mm = current->mm;
+	spin_unlock_bh(&ep->slock);
+	if (ret)
+		goto err_put;
+	ret = remap_vmalloc_range(vma, ep->rx_ctl, 0);
+	if (ret) {
+		spin_lock_bh(&ep->slock);
+		if (!--ep->rx_maps)
+			ep->rx_mm = NULL;
+		spin_unlock_bh(&ep->slock);
+		goto err_put;
+	}
+	vm_flags_set(vma, VM_DONTCOPY);
+	vm_flags_clear(vma, VM_MAYEXEC);
+	/* The mapping keeps the reference scif_file_ep() took. */
+	vma->vm_private_data = ep;
+	vma->vm_ops = &scif_rx_vm_ops;
+	return 0;
+
+err_put:
+	scif_ep_put(ep);
+	return ret;
+}
+
 static long scif_fd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct scif_file *sf = file->private_data;
@@ -484,6 +582,9 @@ static long scif_fd_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 	case SCIF_FENCE_SIGNAL:
 		ret = scif_fd_fence_signal(ep, uarg);
 		break;
+	case SCIRE_SCIF_RX_RELEASE:
+		ret = scif_stream_release(ep);
+		break;
 	default:
 		ret = -ENOTTY;
 	}
@@ -498,6 +599,7 @@ static const struct file_operations scif_fops = {
 	.poll = scif_fd_poll,
 	.unlocked_ioctl = scif_fd_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = scif_fd_mmap,
 };
 
 static struct miscdevice scif_misc = {

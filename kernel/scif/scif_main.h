@@ -21,7 +21,11 @@
  * controlled in bytes: the receiver copies DATA payloads into its receive
  * ring as they arrive and reposts the buffer at once, and every message
  * carries the count of bytes the sender of the message has consumed from
- * its own ring, so a peer never sends more than the ring can hold.
+ * its own ring, so a peer never sends more than the ring can hold. The
+ * ring can be mapped into one process (scif_fd.c), whose libscif then
+ * reads it without a system call and moves its consumed count itself
+ * (struct scire_scif_rx_ring, the uapi header states the protocol); the
+ * kernel takes that count in only where it is valid (scif_rx_sync()).
  * Receive buffers are always reposted immediately, so RNR retry (infinite)
  * covers the short moments a burst outruns them. Control requests carry a
  * cookie that the reply echoes; nothing on the wire is a kernel pointer.
@@ -56,7 +60,8 @@
 #define SCIF_RX_DEPTH		32	/* receive buffers per endpoint */
 #define SCIF_TX_DEPTH		32	/* message send buffers per endpoint */
 #define SCIF_SQ_DEPTH		256	/* send queue: messages and RMA WRs */
-#define SCIF_RX_RING		(64 * 1024)	/* stream bytes in flight, power of 2 */
+/* Stream bytes in flight, a power of 2; a mapped ring's size (uapi). */
+#define SCIF_RX_RING		SCIRE_SCIF_RX_RING_SIZE
 #define SCIF_TIMEOUT		(30 * HZ)	/* a live peer answers within this */
 #define SCIF_MAX_NODE		0xfffe	/* node ids 0 .. SCIF_MAX_NODE */
 #define SCIF_MAX_BACKLOG	1024
@@ -173,9 +178,15 @@ struct scif_buf {
  * @tx_free: bitmap of free @tx entries
  * @sq_avail: send queue slots not in use
  * @rx: receive buffers
+ * @rx_ctl: the receive ring's shared state, which /dev/scif maps for
+ *	libscif (struct scire_scif_rx_ring, uapi); the ring follows it at
+ *	SCIRE_SCIF_RX_DATA_OFFSET. Allocated with the first connection.
  * @rx_ring: the stream's receive ring, SCIF_RX_RING bytes
+ * @rx_maps: user mappings of @rx_ctl (vmas); under @slock
+ * @rx_mm: the address space they are in, while @rx_maps; under @slock
  * @rx_head: stream bytes ever written into @rx_ring
- * @rx_tail: stream bytes ever consumed by scif_recv()
+ * @rx_tail: stream bytes ever consumed: @rx_ctl->tail as last found valid
+ *	(scif_rx_sync())
  * @rx_reported: @rx_tail as last told to the peer
  * @tx_sent: stream bytes ever sent
  * @tx_acked: stream bytes the peer has consumed (from any message header)
@@ -220,7 +231,10 @@ struct scif_endpt {
 	int sq_avail;
 	struct scif_buf rx[SCIF_RX_DEPTH];
 
+	struct scire_scif_rx_ring *rx_ctl;
 	u8 *rx_ring;
+	int rx_maps;
+	struct mm_struct *rx_mm;
 	u64 rx_head;
 	u64 rx_tail;
 	u64 rx_reported;
@@ -290,6 +304,8 @@ void scif_conn_lost(struct scif_endpt *ep);
 void scif_conn_established(struct scif_endpt *ep);
 int scif_stream_send(struct scif_endpt *ep, const void *buf, int len, bool block);
 int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block);
+int scif_stream_release(struct scif_endpt *ep);
+void scif_rx_sync(struct scif_endpt *ep);
 
 /* --- connections (scif_cm.c) -------------------------------------------------- */
 

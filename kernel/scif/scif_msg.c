@@ -12,6 +12,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/stat.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "scif_main.h"
 
@@ -67,6 +68,61 @@ static bool scif_rx_ready(struct scif_endpt *ep)
 {
 	return !scif_connected(ep) ||
 	       READ_ONCE(ep->rx_head) != READ_ONCE(ep->rx_tail);
+}
+
+/**
+ * scif_rx_sync() - take in what a reader in user space has read
+ * @ep: the endpoint
+ *
+ * A process that maps the receive ring (struct scire_scif_rx_ring) reads
+ * the stream without a system call and moves @ep->rx_ctl->tail itself.
+ * The value becomes @ep->rx_tail when it is valid: not behind @ep->rx_tail
+ * and not past @ep->rx_head. Anything else is ignored, so a process that
+ * writes nonsense there only stalls its own stream.
+ *
+ * Context: any; the caller holds @ep->slock.
+ */
+void scif_rx_sync(struct scif_endpt *ep)
+{
+	u64 tail;
+
+	lockdep_assert_held(&ep->slock);
+	if (!ep->rx_ctl)
+		return;
+	/* Pairs with the reader's release: it is done with those bytes. */
+	tail = smp_load_acquire(&ep->rx_ctl->tail);
+	if (tail - ep->rx_tail <= ep->rx_head - ep->rx_tail)
+		ep->rx_tail = tail;
+}
+
+/*
+ * Take the ring's reader lock (see struct scire_scif_rx_ring) for the
+ * kernel. A reader in user space holds it for one copy; one that keeps it
+ * stalls only this endpoint's readers, and a signal ends the wait.
+ */
+static int scif_rx_lock(struct scif_endpt *ep)
+{
+	unsigned int tries = 0;
+
+	if (!ep->rx_ctl)
+		return 0;
+	while (cmpxchg(&ep->rx_ctl->lock, 0, SCIRE_SCIF_RX_LOCK_KERNEL)) {
+		if (signal_pending(current))
+			return -EINTR;
+		if (++tries < 64)
+			cond_resched();
+		else
+			schedule_timeout_interruptible(1);
+	}
+	return 0;
+}
+
+static void scif_rx_unlock(struct scif_endpt *ep)
+{
+	if (!ep->rx_ctl)
+		return;
+	/* The copy and the tail store come before the next holder's view. */
+	smp_store_release(&ep->rx_ctl->lock, 0);
 }
 
 /**
@@ -254,8 +310,10 @@ static int scif_msg_send(struct scif_endpt *ep, struct scif_buf *buf, u32 len)
 		return -ECONNRESET;
 	}
 	spin_lock_bh(&ep->slock);
+	scif_rx_sync(ep);
 	hdr->consumed = cpu_to_le64(ep->rx_tail);
 	ep->rx_reported = ep->rx_tail;
+	WRITE_ONCE(ep->rx_ctl->reported, ep->rx_reported);
 	spin_unlock_bh(&ep->slock);
 	ib_dma_sync_single_for_device(ep->pd->device, buf->dma,
 				      sizeof(*hdr) + len, DMA_TO_DEVICE);
@@ -439,6 +497,7 @@ static int scif_rx_data(struct scif_endpt *ep, const u8 *data, u32 len)
 	u32 at, first;
 
 	spin_lock_bh(&ep->slock);
+	scif_rx_sync(ep);
 	head = ep->rx_head;
 	if (head - ep->rx_tail + len > SCIF_RX_RING) {
 		spin_unlock_bh(&ep->slock);
@@ -452,6 +511,8 @@ static int scif_rx_data(struct scif_endpt *ep, const u8 *data, u32 len)
 	memcpy(ep->rx_ring, data + first, len - first);
 	spin_lock_bh(&ep->slock);
 	ep->rx_head = head + len;
+	/* Readers in user space see the bytes before the count. */
+	smp_store_release(&ep->rx_ctl->head, ep->rx_head);
 	spin_unlock_bh(&ep->slock);
 	return 0;
 }
@@ -709,15 +770,18 @@ int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block)
 		u32 avail, n, at, first;
 		u64 tail;
 
+		ret = scif_rx_lock(ep);
+		if (ret)
+			break;
 		spin_lock_bh(&ep->slock);
+		scif_rx_sync(ep);
 		tail = ep->rx_tail;
 		avail = ep->rx_head - tail;
 		ret = avail ? 0 : scif_ep_verify(ep);
 		spin_unlock_bh(&ep->slock);
-		if (ret)
-			break;
 		if (!avail) {
-			if (!block)
+			scif_rx_unlock(ep);
+			if (ret || !block)
 				break;
 			if (scif_recv_poll(ep))
 				continue;
@@ -735,13 +799,43 @@ int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block)
 		got += n;
 		spin_lock_bh(&ep->slock);
 		ep->rx_tail = tail + n;
+		/* The producer overwrites the bytes only after this. */
+		smp_store_release(&ep->rx_ctl->tail, ep->rx_tail);
 		update = ep->rx_tail - ep->rx_reported >= SCIF_RX_RING / 4;
 		spin_unlock_bh(&ep->slock);
+		scif_rx_unlock(ep);
 		if (update && scif_connected(ep))
 			queue_work(system_wq, &ep->win_work);
 	}
 	mutex_unlock(&ep->recv_mutex);
 	return got ? got : ret;
+}
+
+/**
+ * scif_stream_release() - tell the peer how much of the stream was read
+ * @ep: the endpoint
+ *
+ * For a reader that maps the receive ring (SCIRE_SCIF_RX_RELEASE): it
+ * moved the ring's tail itself, and a writer on the other side may wait
+ * for the room. Sends a window update when anything was read since the
+ * last one the peer was told of.
+ *
+ * Context: process.
+ * Return: 0; -ECONNRESET or -ENOTCONN when not connected.
+ */
+int scif_stream_release(struct scif_endpt *ep)
+{
+	bool update;
+	int ret;
+
+	spin_lock_bh(&ep->slock);
+	ret = scif_ep_verify(ep);
+	scif_rx_sync(ep);
+	update = !ret && ep->rx_tail != ep->rx_reported;
+	spin_unlock_bh(&ep->slock);
+	if (update)
+		queue_work(system_wq, &ep->win_work);
+	return ret;
 }
 
 /* --- setting up and tearing down -------------------------------------------------- */
@@ -844,10 +938,15 @@ int scif_conn_setup(struct scif_endpt *ep)
 	struct ib_qp_init_attr attr = {};
 	int ret, i;
 
-	if (!ep->rx_ring)
-		ep->rx_ring = kzalloc(SCIF_RX_RING, GFP_KERNEL);
-	if (!ep->rx_ring)
-		return -ENOMEM;
+	BUILD_BUG_ON(sizeof(struct scire_scif_rx_ring) > SCIRE_SCIF_RX_DATA_OFFSET);
+	if (!ep->rx_ctl) {
+		/* Zeroed, and mappable into the process (scif_fd_mmap()). */
+		ep->rx_ctl = vmalloc_user(SCIRE_SCIF_RX_MAP_LEN);
+		if (!ep->rx_ctl)
+			return -ENOMEM;
+		ep->rx_ring = (u8 *)ep->rx_ctl + SCIRE_SCIF_RX_DATA_OFFSET;
+	}
+	memset(ep->rx_ctl, 0, sizeof(*ep->rx_ctl));
 	ep->rx_head = 0;
 	ep->rx_tail = 0;
 	ep->rx_reported = 0;
