@@ -3,6 +3,8 @@
  * libscif: the SCIF user API as ioctls on /dev/scif (scire_scif.ko's
  * kernel/scif/scif_fd.c). Every call is a thin translation; the semantics
  * and errnos are the kernel API's (include/linux/scif.h, kernel/scif/).
+ * One exception: scif_recv() reads what has arrived from the endpoint's
+ * receive ring, mapped into the process, without a system call.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -10,10 +12,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scif.h"
@@ -26,13 +32,262 @@ static const char *scif_dev_path(void)
 	return p && *p ? p : "/dev/scif";
 }
 
+/* ---- the mapped receive ring ---------------------------------------------- */
+
+/*
+ * The receive ring of a connected endpoint, mapped on its first
+ * scif_recv() in this process (struct scire_scif_rx_ring and the protocol
+ * in <rdma/scire-scif-abi.h>). Readers hold the ring's lock for one copy,
+ * as the kernel's own scif_recv() does, so the threads of this process,
+ * a forked child (which does not inherit the mapping and reads through
+ * the kernel) and the kernel never read the same bytes. What the ring
+ * cannot answer (nothing has arrived, the connection is gone, a kernel
+ * without the ring) goes to SCIF_RECV.
+ */
+struct scif_rx {
+	struct scire_scif_rx_ring *ctl;
+	unsigned char *data;
+};
+
+/* A blocking scif_recv() watches the ring this long before SCIF_RECV. */
+#define SCIF_RX_SPIN_NS		50000
+/* An fd whose ring cannot be mapped: SCIF_RECV only. */
+#define SCIF_RX_NONE		((struct scif_rx *)1)
+#define SCIF_RX_MASK		(SCIRE_SCIF_RX_RING_SIZE - 1)
+
+static pthread_mutex_t scif_rx_tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct scif_rx **scif_rx_tab;	/* by fd */
+static int scif_rx_tab_len;
+
+/* Under scif_rx_tab_lock: the entry of @fd, or NULL if it is out of range. */
+static struct scif_rx **scif_rx_slot(int fd, bool grow)
+{
+	struct scif_rx **tab;
+	int len;
+
+	if (fd < scif_rx_tab_len)
+		return &scif_rx_tab[fd];
+	if (!grow)
+		return NULL;
+	len = fd < 64 ? 64 : fd * 2;
+	tab = realloc(scif_rx_tab, len * sizeof(*tab));
+	if (!tab)
+		return NULL;
+	memset(tab + scif_rx_tab_len, 0, (len - scif_rx_tab_len) * sizeof(*tab));
+	scif_rx_tab = tab;
+	scif_rx_tab_len = len;
+	return &scif_rx_tab[fd];
+}
+
+static void scif_rx_free(struct scif_rx *rx)
+{
+	if (rx && rx != SCIF_RX_NONE) {
+		munmap(rx->ctl, SCIRE_SCIF_RX_MAP_LEN);
+		free(rx);
+	}
+}
+
+/* @fd is new, or about to be closed: drop what was mapped for it. */
+static void scif_rx_forget(int fd)
+{
+	struct scif_rx **slot, *rx = NULL;
+	int err = errno;
+
+	pthread_mutex_lock(&scif_rx_tab_lock);
+	slot = fd >= 0 ? scif_rx_slot(fd, false) : NULL;
+	if (slot) {
+		rx = *slot;
+		*slot = NULL;
+	}
+	pthread_mutex_unlock(&scif_rx_tab_lock);
+	scif_rx_free(rx);
+	errno = err;
+}
+
+/* The ring of @fd, mapped now if need be; NULL: use SCIF_RECV. */
+static struct scif_rx *scif_rx_get(int fd)
+{
+	struct scif_rx **slot, *rx = NULL, *mine;
+	int err = errno;
+	void *p;
+
+	pthread_mutex_lock(&scif_rx_tab_lock);
+	slot = scif_rx_slot(fd, false);
+	if (slot)
+		rx = *slot;
+	pthread_mutex_unlock(&scif_rx_tab_lock);
+	if (rx)
+		return rx == SCIF_RX_NONE ? NULL : rx;
+
+	p = mmap(NULL, SCIRE_SCIF_RX_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, SCIRE_SCIF_RX_RING_OFFSET);
+	if (p == MAP_FAILED) {
+		/* Not connected yet: again next time. Else (EBUSY, ENODEV) never. */
+		mine = errno == ENOTCONN ? NULL : SCIF_RX_NONE;
+	} else {
+		mine = malloc(sizeof(*mine));
+		if (mine) {
+			mine->ctl = p;
+			mine->data = (unsigned char *)p + SCIRE_SCIF_RX_DATA_OFFSET;
+		} else {
+			munmap(p, SCIRE_SCIF_RX_MAP_LEN);
+		}
+	}
+	pthread_mutex_lock(&scif_rx_tab_lock);
+	slot = mine ? scif_rx_slot(fd, true) : NULL;
+	if (slot && !*slot) {
+		*slot = mine;
+		rx = mine;
+		mine = NULL;
+	} else if (slot) {
+		rx = *slot;	/* another thread mapped it first */
+	}
+	pthread_mutex_unlock(&scif_rx_tab_lock);
+	scif_rx_free(mine);
+	errno = err;
+	return rx == SCIF_RX_NONE ? NULL : rx;
+}
+
+/* fork(): the child has no mappings (the kernel does not copy them). */
+static void scif_rx_prefork(void)
+{
+	pthread_mutex_lock(&scif_rx_tab_lock);
+}
+
+static void scif_rx_postfork_parent(void)
+{
+	pthread_mutex_unlock(&scif_rx_tab_lock);
+}
+
+static void scif_rx_postfork_child(void)
+{
+	int i;
+
+	for (i = 0; i < scif_rx_tab_len; i++) {
+		if (scif_rx_tab[i] != SCIF_RX_NONE)
+			free(scif_rx_tab[i]);
+		scif_rx_tab[i] = NULL;
+	}
+	pthread_mutex_init(&scif_rx_tab_lock, NULL);
+}
+
+__attribute__((constructor)) static void scif_rx_init(void)
+{
+	pthread_atfork(scif_rx_prefork, scif_rx_postfork_parent,
+		       scif_rx_postfork_child);
+}
+
+static void scif_rx_lock(struct scif_rx *rx)
+{
+	unsigned int spins = 0;
+	__u32 free_ = 0;
+
+	/* The holder (a thread here, or the kernel) copies, then lets go. */
+	while (!__atomic_compare_exchange_n(&rx->ctl->lock, &free_,
+					    SCIRE_SCIF_RX_LOCK_USER, false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		free_ = 0;
+		if (++spins % 64 == 0)
+			sched_yield();
+	}
+}
+
+/* Copy up to @len bytes that have arrived into @buf; return how many. */
+static int scif_rx_read(int fd, struct scif_rx *rx, unsigned char *buf, int len)
+{
+	struct scire_scif_rx_ring *ctl = rx->ctl;
+	__u64 head, tail, n;
+	__u32 at, first;
+	int err;
+
+	scif_rx_lock(rx);
+	/* Pairs with the kernel's release: the bytes are there before head. */
+	head = __atomic_load_n(&ctl->head, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&ctl->tail, __ATOMIC_RELAXED);
+	n = head - tail;
+	/* Past the ring: not ours to sort out; SCIF_RECV will. */
+	if (n > SCIRE_SCIF_RX_RING_SIZE)
+		n = 0;
+	if (n > (__u64)len)
+		n = len;
+	if (n) {
+		at = tail & SCIF_RX_MASK;
+		first = n < SCIRE_SCIF_RX_RING_SIZE - at ? n : SCIRE_SCIF_RX_RING_SIZE - at;
+		memcpy(buf, rx->data + at, first);
+		memcpy(buf + first, rx->data, n - first);
+		/* The kernel reuses the bytes only after it sees this. */
+		__atomic_store_n(&ctl->tail, tail + n, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&ctl->lock, 0, __ATOMIC_RELEASE);
+	/* A writer may wait for the room: tell the peer now and then. */
+	if (n && tail + n - __atomic_load_n(&ctl->reported, __ATOMIC_RELAXED) >=
+	    SCIRE_SCIF_RX_RING_SIZE / 4) {
+		err = errno;
+		ioctl(fd, SCIRE_SCIF_RX_RELEASE);
+		errno = err;
+	}
+	return (int)n;
+}
+
+/* Has anything arrived? A tail past the ring counts as nothing (scif_rx_read()). */
+static bool scif_rx_empty(struct scif_rx *rx)
+{
+	__u64 n = __atomic_load_n(&rx->ctl->head, __ATOMIC_ACQUIRE) -
+		  __atomic_load_n(&rx->ctl->tail, __ATOMIC_RELAXED);
+
+	return !n || n > SCIRE_SCIF_RX_RING_SIZE;
+}
+
+static long long scif_rx_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/*
+ * A blocking reader watches the ring for up to SCIF_RX_SPIN_NS before it
+ * lets the kernel wait (which polls a while longer, then sleeps): a
+ * message that comes within it costs no system call. It yields now and
+ * then, for a peer that waits for this CPU.
+ */
+static int scif_rx_spin(int fd, struct scif_rx *rx, unsigned char *buf, int len)
+{
+	long long end = scif_rx_ns() + SCIF_RX_SPIN_NS;
+	unsigned int i = 0;
+	int got = 0;
+
+	while (got < len) {
+		if (!scif_rx_empty(rx)) {
+			got += scif_rx_read(fd, rx, buf + got, len - got);
+			continue;
+		}
+		if (++i % 256)
+			continue;
+		if (scif_rx_ns() > end)
+			break;
+		if (!(i % 4096))
+			sched_yield();
+	}
+	return got;
+}
+
+/* ---- the calls ------------------------------------------------------------- */
+
 scif_epd_t scif_open(void)
 {
-	return open(scif_dev_path(), O_RDWR | O_CLOEXEC);
+	int fd = open(scif_dev_path(), O_RDWR | O_CLOEXEC);
+
+	/* Its number may be that of an endpoint close()d without us. */
+	if (fd >= 0)
+		scif_rx_forget(fd);
+	return fd;
 }
 
 int scif_close(scif_epd_t epd)
 {
+	scif_rx_forget(epd);
 	return close(epd);
 }
 
@@ -124,7 +379,27 @@ int scif_send(scif_epd_t epd, void *msg, int len, int flags)
 
 int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
 {
-	return scif_msg(epd, SCIF_RECV, msg, len, flags);
+	struct scif_rx *rx;
+	int got, ret;
+
+	/* Bad arguments and empty reads are the kernel's to answer. */
+	if (len <= 0 || !msg || flags & ~SCIF_RECV_BLOCK)
+		return scif_msg(epd, SCIF_RECV, msg, len, flags);
+	rx = scif_rx_get(epd);
+	if (!rx)
+		return scif_msg(epd, SCIF_RECV, msg, len, flags);
+	got = scif_rx_read(epd, rx, msg, len);
+	if (got && !(flags & SCIF_RECV_BLOCK))
+		return got;
+	if (flags & SCIF_RECV_BLOCK)
+		got += scif_rx_spin(epd, rx, (unsigned char *)msg + got, len - got);
+	if (got == len)
+		return got;
+	/* The kernel waits, or says why nothing comes (ECONNRESET, ...). */
+	ret = scif_msg(epd, SCIF_RECV, (unsigned char *)msg + got, len - got, flags);
+	if (ret < 0)
+		return got ? got : -1;
+	return got + ret;
 }
 
 off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,

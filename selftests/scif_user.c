@@ -17,6 +17,12 @@
  * closes. The server does what the client asks over the stream and checks
  * what the client wrote into its window.
  *
+ * The receive ring libscif maps (scire's extension, struct
+ * scire_scif_rx_ring): the mapping's refusals, a forked child reading
+ * through the kernel while the parent maps the ring (neither reads the
+ * other's bytes), a tail written past the head (ignored), and a reader
+ * lock left taken (the kernel's SCIF_RECV waits until a signal).
+ *
  * closes: N connections one after the other, each from the same fixed
  * client port, rebound right after the last close. The client registers a
  * window right after scif_connect() returns (its request can reach the
@@ -34,10 +40,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -117,7 +125,7 @@ static void *xwindow(void)
 }
 
 /* Requests of the client to the server, over the stream. */
-enum { REQ_CHECK = 1, REQ_FILL, REQ_SIGNAL_CHECK, REQ_BYE };
+enum { REQ_CHECK = 1, REQ_FILL, REQ_SIGNAL_CHECK, REQ_STREAM, REQ_BYE };
 
 struct req {
 	int op;
@@ -175,6 +183,14 @@ static int server(int port, int ready_fd)
 			r = *(volatile unsigned long long *)(win + rq.off - SRV_OFF) == rq.val;
 			check(r, "remote fence signal wrote %#llx at %#lx", rq.val, rq.off);
 			break;
+		case REQ_STREAM:
+			/* len bytes of the pattern from offset off, then the reply. */
+			if (rq.len <= 0 || rq.len > STREAM_LEN)
+				break;
+			fill_at(buf, rq.len, rq.off, rq.seed);
+			xsend(epd, buf, rq.len);
+			r = 1;
+			break;
 		case REQ_BYE:
 			scif_unregister(epd, SRV_OFF, WIN_LEN);
 			scif_close(epd);
@@ -198,6 +214,134 @@ static int ask(scif_epd_t epd, int op, unsigned int seed, long off, long len,
 	xsend(epd, &rq, sizeof(rq));
 	xrecv(epd, &r, sizeof(r));
 	return r;
+}
+
+static void ask_stream(scif_epd_t epd, unsigned int seed, long base, long len)
+{
+	struct req rq = { REQ_STREAM, seed, base, len, 0 };
+
+	xsend(epd, &rq, sizeof(rq));
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Mappings of the SCIF device in this process (/proc/self/maps). */
+static int scif_maps(void)
+{
+	const char *dev = getenv("SCIF_DEV");
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	if (!dev || !*dev)
+		dev = "/dev/scif";
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, dev);
+	fclose(f);
+	return n;
+}
+
+/* The receive ring, which libscif mapped on the first scif_recv(). */
+static void ring_checks(scif_epd_t epd)
+{
+	const long len = 3 * 4096 + 5;
+	struct scire_scif_rx_ring *view;
+	struct sigaction sa = {}, old;
+	struct scifioctl_msg m = {};
+	unsigned char *buf;
+	long long t0;
+	scif_epd_t e;
+	int st, r;
+	pid_t pid;
+	void *p;
+
+	check(scif_maps() >= 1, "ring: libscif mapped the receive ring on its first scif_recv()");
+	errno = 0;
+	p = mmap(NULL, SCIRE_SCIF_RX_MAP_LEN - 4096, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, epd, SCIRE_SCIF_RX_RING_OFFSET);
+	check(p == MAP_FAILED && errno == EINVAL, "ring: a mapping of another length is EINVAL");
+	errno = 0;
+	p = mmap(NULL, SCIRE_SCIF_RX_MAP_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		 epd, SCIRE_SCIF_RX_RING_OFFSET);
+	check(p == MAP_FAILED && errno == EINVAL, "ring: a private mapping is EINVAL");
+	e = scif_open();
+	errno = 0;
+	p = mmap(NULL, SCIRE_SCIF_RX_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 e, SCIRE_SCIF_RX_RING_OFFSET);
+	check(p == MAP_FAILED && errno == ENOTCONN, "ring: mapping an unconnected endpoint is ENOTCONN");
+	scif_close(e);
+	view = mmap(NULL, SCIRE_SCIF_RX_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    epd, SCIRE_SCIF_RX_RING_OFFSET);
+	check(view != MAP_FAILED, "ring: a second mapping in the same process");
+	if (view == MAP_FAILED)
+		return;
+	buf = malloc(2 * len);
+	if (!buf)
+		die("malloc");
+
+	/* The child reads the first half (through the kernel), we the rest. */
+	ask_stream(epd, 5, 0, 2 * len);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		errno = 0;
+		p = mmap(NULL, SCIRE_SCIF_RX_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 epd, SCIRE_SCIF_RX_RING_OFFSET);
+		if (p != MAP_FAILED || errno != EBUSY)
+			_exit(1);
+		r = scif_recv(epd, buf, len, SCIF_RECV_BLOCK);
+		_exit(r == len && !mismatch(buf, len, 0, 5) ? 0 : 2);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		die("waitpid");
+	check(WIFEXITED(st) && WEXITSTATUS(st) != 1,
+	      "ring: another process's mapping is EBUSY (status %#x)", st);
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "ring: a forked child reads the first %ld bytes through the kernel", len);
+	memset(buf, 0, len);
+	r = scif_recv(epd, buf, len, SCIF_RECV_BLOCK);
+	check(r == len && !mismatch(buf, len, len, 5),
+	      "ring: the parent reads the next %ld bytes from the ring (got %d)", len, r);
+	xrecv(epd, &r, sizeof(r));
+
+	/* A tail past the head, written by this process: the kernel keeps its own. */
+	ask_stream(epd, 6, 0, len);
+	t0 = time(NULL);
+	while (__atomic_load_n(&view->head, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&view->tail, __ATOMIC_RELAXED) < (unsigned long)len &&
+	       time(NULL) - t0 < 10)
+		usleep(1000);
+	__atomic_store_n(&view->tail, __atomic_load_n(&view->head, __ATOMIC_ACQUIRE) + 4096,
+			 __ATOMIC_RELEASE);
+	memset(buf, 0, len);
+	r = scif_recv(epd, buf, len, SCIF_RECV_BLOCK);
+	check(r == len && !mismatch(buf, len, 0, 6),
+	      "ring: a tail written past the head is ignored, the stream goes on (got %d)", r);
+	xrecv(epd, &r, sizeof(r));
+
+	/* A reader lock nobody gives back: SCIF_RECV waits until a signal. */
+	__atomic_store_n(&view->lock, SCIRE_SCIF_RX_LOCK_USER, __ATOMIC_RELEASE);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old);
+	alarm(1);
+	m.msg = (__u64)(uintptr_t)buf;
+	m.len = 1;
+	m.flags = SCIF_RECV_BLOCK;
+	errno = 0;
+	r = ioctl(epd, SCIF_RECV, &m);
+	check(r < 0 && errno == EINTR, "ring: SCIF_RECV waits for a held reader lock until a signal");
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	__atomic_store_n(&view->lock, 0, __ATOMIC_RELEASE);
+	check(ask(epd, REQ_FILL, 7, 0, 0, 0), "ring: the stream works after the lock is given back");
+	munmap(view, SCIRE_SCIF_RX_MAP_LEN);
+	free(buf);
 }
 
 static int client(unsigned short node, unsigned short port)
@@ -261,6 +405,7 @@ static int client(unsigned short node, unsigned short port)
 	check(!mismatch(buf, STREAM_LEN, 0, 1), "stream echoed back, 1 MiB byte-exact");
 	xrecv(epd, &soff, sizeof(soff));
 	check(soff == SRV_OFF, "server's window at %#lx", (long)soff);
+	ring_checks(epd);
 
 	/* Refusals of the user ABI. */
 	win = xwindow();
