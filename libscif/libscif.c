@@ -192,22 +192,31 @@ static void scif_rx_lock(struct scif_rx *rx)
 	}
 }
 
+/*
+ * Bytes that have arrived and are unread. A tail past the ring (written
+ * by a buggy reader) counts as nothing: not ours to sort out, SCIF_RECV
+ * will. The acquire pairs with the kernel's release: the bytes are there
+ * before head.
+ */
+static __u64 scif_rx_avail(const struct scire_scif_rx_ring *ctl)
+{
+	__u64 n = __atomic_load_n(&ctl->head, __ATOMIC_ACQUIRE) -
+		  __atomic_load_n(&ctl->tail, __ATOMIC_RELAXED);
+
+	return n > SCIRE_SCIF_RX_RING_SIZE ? 0 : n;
+}
+
 /* Copy up to @len bytes that have arrived into @buf; return how many. */
 static int scif_rx_read(int fd, struct scif_rx *rx, unsigned char *buf, int len)
 {
 	struct scire_scif_rx_ring *ctl = rx->ctl;
-	__u64 head, tail, n;
+	__u64 tail, n;
 	__u32 at, first;
 	int err;
 
 	scif_rx_lock(rx);
-	/* Pairs with the kernel's release: the bytes are there before head. */
-	head = __atomic_load_n(&ctl->head, __ATOMIC_ACQUIRE);
+	n = scif_rx_avail(ctl);
 	tail = __atomic_load_n(&ctl->tail, __ATOMIC_RELAXED);
-	n = head - tail;
-	/* Past the ring: not ours to sort out; SCIF_RECV will. */
-	if (n > SCIRE_SCIF_RX_RING_SIZE)
-		n = 0;
 	if (n > (__u64)len)
 		n = len;
 	if (n) {
@@ -227,15 +236,6 @@ static int scif_rx_read(int fd, struct scif_rx *rx, unsigned char *buf, int len)
 		errno = err;
 	}
 	return (int)n;
-}
-
-/* Has anything arrived? A tail past the ring counts as nothing (scif_rx_read()). */
-static bool scif_rx_empty(struct scif_rx *rx)
-{
-	__u64 n = __atomic_load_n(&rx->ctl->head, __ATOMIC_ACQUIRE) -
-		  __atomic_load_n(&rx->ctl->tail, __ATOMIC_RELAXED);
-
-	return !n || n > SCIRE_SCIF_RX_RING_SIZE;
 }
 
 static long long scif_rx_ns(void)
@@ -259,7 +259,7 @@ static int scif_rx_spin(int fd, struct scif_rx *rx, unsigned char *buf, int len)
 	int got = 0;
 
 	while (got < len) {
-		if (!scif_rx_empty(rx)) {
+		if (scif_rx_avail(rx->ctl)) {
 			got += scif_rx_read(fd, rx, buf + got, len - got);
 			continue;
 		}

@@ -435,10 +435,9 @@ static void scif_rx_vma_open(struct vm_area_struct *vma)
 	spin_unlock_bh(&ep->slock);
 }
 
-static void scif_rx_vma_close(struct vm_area_struct *vma)
+/* A mapping of @ep's ring went (or never came): the last frees the lock. */
+static void scif_rx_map_put(struct scif_endpt *ep)
 {
-	struct scif_endpt *ep = vma->vm_private_data;
-
 	spin_lock_bh(&ep->slock);
 	if (!--ep->rx_maps) {
 		ep->rx_mm = NULL;
@@ -449,6 +448,13 @@ static void scif_rx_vma_close(struct vm_area_struct *vma)
 		cmpxchg(&ep->rx_ctl->lock, SCIRE_SCIF_RX_LOCK_USER, 0);
 	}
 	spin_unlock_bh(&ep->slock);
+}
+
+static void scif_rx_vma_close(struct vm_area_struct *vma)
+{
+	struct scif_endpt *ep = vma->vm_private_data;
+
+	scif_rx_map_put(ep);
 	scif_ep_put(ep);
 }
 
@@ -498,10 +504,7 @@ static int scif_fd_mmap(struct file *file, struct vm_area_struct *vma)
 		goto err_put;
 	ret = remap_vmalloc_range(vma, ep->rx_ctl, 0);
 	if (ret) {
-		spin_lock_bh(&ep->slock);
-		if (!--ep->rx_maps)
-			ep->rx_mm = NULL;
-		spin_unlock_bh(&ep->slock);
+		scif_rx_map_put(ep);
 		goto err_put;
 	}
 	vm_flags_set(vma, VM_DONTCOPY);
