@@ -593,6 +593,27 @@ static struct scire_resp_res *scire_resp_res_find(struct scire_qp *qp,
 	return NULL;
 }
 
+/*
+ * Did the responder execute a READ or atomic after @psn (and before ePSN)?
+ * A requester that asks again for @psn goes on to ask for that READ or
+ * atomic too, and its response acknowledges @psn (IBA 9.7.5.1.1).
+ */
+static bool scire_resp_res_after(struct scire_qp *qp, u32 psn)
+{
+	struct scire_resp *resp = &qp->resp;
+	struct scire_resp_res *res;
+	u32 i;
+
+	for (i = 0; i < SCIRE_RESP_NUM_RES; i++) {
+		res = &resp->res[i];
+		if (res->type != SCIRE_RESP_RES_NONE &&
+		    scire_psn_cmp(res->first_psn, psn) > 0 &&
+		    scire_psn_cmp(res->first_psn, resp->psn) < 0)
+			return true;
+	}
+	return false;
+}
+
 /* Response packets of a READ of @len bytes: at least one. */
 static u32 scire_resp_read_pkts(u32 len, u32 mtu)
 {
@@ -826,10 +847,14 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 
 /*
  * A request older than ePSN (IBA 9.7.5.1.2, 9.9.4.2). SEND and WRITE are
- * not executed again, only acknowledged up to ePSN - 1. A READ is executed
- * again from its own RETH if it asks for (part of) what an earlier READ
- * asked for. An atomic is answered from the resources, never executed
- * again. Anything else is dropped (class D).
+ * not executed again, only acknowledged up to ePSN - 1, unless a READ or
+ * atomic was executed after them: then the answer to that request, asked
+ * for again, acknowledges them. A plain ACK would carry the PSN of a READ
+ * or atomic, and rdma_rxe's completer takes such an ACK for the READ's or
+ * atomic's own response and completes its WQE without data or original
+ * value. A READ is executed again from its own RETH if it asks for (part
+ * of) what an earlier READ asked for. An atomic is answered from the
+ * resources, never executed again. Anything else is dropped (class D).
  */
 static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 {
@@ -840,7 +865,9 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 	u64 va;
 
 	if (pkt->mask & (SCIRE_M_SEND | SCIRE_M_WRITE)) {
-		scire_resp_ack_later(qp, scire_psn(resp->psn - 1), resp->msn);
+		if (!scire_resp_res_after(qp, pkt->psn))
+			scire_resp_ack_later(qp, scire_psn(resp->psn - 1),
+					     resp->msn);
 		return;
 	}
 

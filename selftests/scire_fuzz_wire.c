@@ -21,8 +21,11 @@
  * Before fuzzing, deterministic cases show the injector is right and pin
  * down known answers: a WRITE with a correct ICRC lands, the same WRITE
  * with a wrong ICRC does not, a FETCH_ADD sent four times (three
- * duplicates) adds once, and the peer, whose send PSN was set past the
- * injected packets, still reaches the victim.
+ * duplicates) adds once, a duplicate WRITE older than an executed
+ * FETCH_ADD is not answered with an ACK naming the atomic's PSN (a raw
+ * UDP socket in the peer's namespace sees the victim's answers), and the
+ * peer, whose send PSN was set past the injected packets, still reaches
+ * the victim.
  *
  * Pass: every byte outside what was granted (the MRs with remote write
  * access, and the receive buffers) equals its pattern, before and after
@@ -808,6 +811,7 @@ static void build_random(struct fz_pkt *p)
 /* --- injection ------------------------------------------------------------------- */
 
 static int raw_fd = -1;
+static int sniff_fd = -1;	/* copies of the UDP the peer's side receives */
 static struct sockaddr_in vic_sa;
 static uint64_t n_sent, n_send_errs;
 static int verbose;
@@ -834,6 +838,10 @@ static void raw_open(const char *ns)
 	raw_fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 	if (raw_fd < 0)
 		t_fatal("socket(AF_INET, SOCK_RAW, IPPROTO_RAW): %s", t_errname(errno));
+	/* What the victim answers the injected packets: closed after the probes. */
+	sniff_fd = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (sniff_fd < 0)
+		t_fatal("socket(AF_INET, SOCK_RAW, IPPROTO_UDP): %s", t_errname(errno));
 	if (self >= 0) {
 		if (setns(self, CLONE_NEWNET))
 			t_fatal("setns back: %s", t_errname(errno));
@@ -909,6 +917,59 @@ static void build_probe(struct fz_pkt *p, uint8_t op, uint32_t psn, uint64_t va,
 		 psn, (unsigned long long)va, bad_icrc ? " BAD-ICRC" : "");
 }
 
+/* A response of the victim to the probe QP's peer, seen by the sniffer. */
+struct fz_resp {
+	uint8_t op;
+	uint32_t psn;
+	uint64_t orig;		/* ATOMIC_ACKNOWLEDGE */
+};
+
+/*
+ * Collect for secs the packets the victim sent to the probe QP's peer
+ * (RoCEv2 to port 4791, destination QP the peer's): up to max into r.
+ * Return: how many were seen (more than max are counted, not kept).
+ */
+static int sniff(double secs, struct fz_resp *r, int max)
+{
+	uint32_t pqpn = qps[Q_PROBE].pqp->qp_num;
+	double end = t_now() + secs;
+	uint8_t b[2048], *bth;
+	size_t ihl;
+	ssize_t len;
+	int n = 0;
+
+	for (;;) {
+		len = recv(sniff_fd, b, sizeof(b), 0);
+		if (len < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				t_fatal("recv on the sniffer: %s", t_errname(errno));
+			if (t_now() > end)
+				return n;
+			usleep(1000);
+			continue;
+		}
+		ihl = (b[0] & 15) * 4;
+		if ((size_t)len < ihl + 8 + 12 || ((b[ihl + 2] << 8) | b[ihl + 3]) != FZ_PORT)
+			continue;
+		bth = b + ihl + 8;
+		if ((uint32_t)((bth[5] << 16) | (bth[6] << 8) | bth[7]) != pqpn)
+			continue;
+		if (n < max) {
+			r[n].op = bth[0];
+			r[n].psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+			r[n].orig = 0;
+			if (bth[0] == 0x12 && (size_t)len >= ihl + 8 + 12 + 4 + 8) {
+				uint32_t hi, lo;
+
+				memcpy(&hi, bth + 16, 4);
+				memcpy(&lo, bth + 20, 4);
+				r[n].orig = (uint64_t)ntohl(hi) << 32 | ntohl(lo);
+			}
+		}
+		n++;
+	}
+}
+
 /* Wait up to secs for n bytes at p to equal want. */
 static int wait_bytes(const volatile uint8_t *p, const uint8_t *want, size_t n, double secs)
 {
@@ -926,6 +987,75 @@ static int wait_bytes(const volatile uint8_t *p, const uint8_t *want, size_t n, 
 	}
 }
 
+/*
+ * 6 (PSNs psn and psn + 1): a WRITE, then a FETCH_ADD; then the WRITE
+ * again, as a requester's retry sends it. The FETCH_ADD, executed after
+ * the WRITE, acknowledges it when asked for again: an ACKNOWLEDGE naming
+ * the FETCH_ADD's PSN must never answer the duplicate WRITE, since a
+ * requester may take it for the atomic's response (rdma_rxe completes
+ * the atomic's WQE with no original value then). The duplicate
+ * FETCH_ADD is answered with the first answer's original value.
+ */
+static int probe_dup_write(uint32_t psn)
+{
+	uint8_t *rw = mrs[MR_RW].reg, good[32];
+	struct fz_resp r[32];
+	struct fz_pkt w, a;
+	uint64_t v0 = 0x2000, v;
+	int i, n, seen = 0, fails = 0;
+
+	for (i = 0; i < 32; i++)
+		good[i] = 0x90 + i;
+	memcpy(rw + 320, &v0, 8);
+	sniff(0.05, r, 0);
+	build_probe(&w, 0x0a, psn, mrs[MR_RW].va + 256, good, 32, 0, 0);
+	build_probe(&a, 0x14, psn + 1, mrs[MR_RW].va + 320, NULL, 0, 7, 0);
+	send_one(&w);
+	send_one(&a);
+	if (!wait_bytes(rw + 256, good, 32, 10)) {
+		t_fail("probe: the WRITE_ONLY at PSN %#x did not land", psn & 0xffffff);
+		return 1;
+	}
+	n = sniff(0.3, r, 32);
+	for (i = 0; i < n && i < 32; i++)
+		seen |= r[i].op == 0x12 && r[i].psn == ((psn + 1) & 0xffffff) &&
+			r[i].orig == v0;
+	if (!seen) {
+		t_fail("probe: the sniffer saw no ATOMIC_ACKNOWLEDGE for PSN %#x with original value %#llx (%d packets to the peer QP): the victim did not answer, or the sniffer does not work",
+		       (psn + 1) & 0xffffff, (unsigned long long)v0, n);
+		return 1;
+	}
+	send_one(&w);
+	n = sniff(0.3, r, 32);
+	for (i = 0; i < n && i < 32; i++) {
+		if (r[i].op == 0x11 && r[i].psn == ((psn + 1) & 0xffffff)) {
+			t_fail("probe: a duplicate WRITE_ONLY (PSN %#x) older than an executed FETCH_ADD was answered with an ACKNOWLEDGE naming the FETCH_ADD's PSN %#x",
+			       psn & 0xffffff, (psn + 1) & 0xffffff);
+			fails++;
+			break;
+		}
+	}
+	send_one(&a);
+	n = sniff(0.3, r, 32);
+	for (i = 0, seen = 0; i < n && i < 32; i++)
+		seen |= r[i].op == 0x12 && r[i].psn == ((psn + 1) & 0xffffff) &&
+			r[i].orig == v0;
+	if (!seen) {
+		t_fail("probe: the duplicate FETCH_ADD (PSN %#x) after the duplicate WRITE got no ATOMIC_ACKNOWLEDGE with original value %#llx",
+		       (psn + 1) & 0xffffff, (unsigned long long)v0);
+		fails++;
+	}
+	memcpy(&v, rw + 320, 8);
+	if (v != v0 + 7) {
+		t_fail("probe: FETCH_ADD +7 sent twice left %#llx, expected %#llx",
+		       (unsigned long long)v, (unsigned long long)(v0 + 7));
+		fails++;
+	}
+	if (!fails)
+		printf("probe: a duplicate WRITE older than a FETCH_ADD got no ACK naming the atomic's PSN\n");
+	return fails;
+}
+
 static int run_probes(void)
 {
 	struct fz_qp *q = &qps[Q_PROBE];
@@ -939,7 +1069,7 @@ static int run_probes(void)
 		good[i] = 0xc0 + i;
 		bad[i] = 0x30 + i;
 	}
-	memset(rw, 0, 256);
+	memset(rw, 0, 512);
 	/* 1: a well-formed WRITE lands: the ICRC and the headers are right. */
 	build_probe(&p, 0x0a, psn, mrs[MR_RW].va + 16, good, 32, 0, 0);
 	send_one(&p);
@@ -983,8 +1113,9 @@ static int run_probes(void)
 	} else {
 		printf("probe: a FETCH_ADD and 3 duplicates added once; a wrong ICRC was dropped\n");
 	}
-	q->epsn = (psn + 3) & 0xffffff;
-	/* 5: the peer, its send PSN set past the injected three, still gets through. */
+	fails += probe_dup_write(psn + 3);
+	q->epsn = (psn + 5) & 0xffffff;
+	/* 5: the peer, its send PSN set past the injected five, still gets through. */
 	{
 		struct ibv_sge sge;
 		struct ibv_send_wr wr = { 0 }, *badwr;
@@ -1320,7 +1451,7 @@ int main(int argc, char **argv)
 
 		q->qp = qp_create(&vic, q->type);
 		q->pqp = qp_create(&peer, q->type);
-		fz_connect(q, i == Q_PROBE ? 3 : 0);
+		fz_connect(q, i == Q_PROBE ? 5 : 0);
 		refill(q);
 		printf("victim %s QP %#x (peer %#x): expects PSN %#x, sends from %#x\n",
 		       q->name, q->qp->qp_num, q->pqp->qp_num, q->epsn, q->sq_psn);
@@ -1351,6 +1482,8 @@ int main(int argc, char **argv)
 	}
 
 	fails += run_probes();
+	close(sniff_fd);
+	sniff_fd = -1;
 	if (fails)
 		goto out;
 
