@@ -47,6 +47,7 @@ struct scire_resp_res {
 	u32 type;
 	u32 first_psn;
 	u32 last_psn;
+	u32 msn;		/* the MSN once it was accepted */
 	u32 rkey;		/* READ */
 	u32 len;		/* READ */
 	union {
@@ -594,24 +595,26 @@ static struct scire_resp_res *scire_resp_res_find(struct scire_qp *qp,
 }
 
 /*
- * Did the responder execute a READ or atomic after @psn (and before ePSN)?
- * A requester that asks again for @psn goes on to ask for that READ or
- * atomic too, and its response acknowledges @psn (IBA 9.7.5.1.1).
+ * The oldest READ or atomic the responder executed after @psn (and before
+ * ePSN), or NULL.
  */
-static bool scire_resp_res_after(struct scire_qp *qp, u32 psn)
+static struct scire_resp_res *scire_resp_res_next(struct scire_qp *qp,
+						  u32 psn)
 {
 	struct scire_resp *resp = &qp->resp;
-	struct scire_resp_res *res;
+	struct scire_resp_res *res, *next = NULL;
 	u32 i;
 
 	for (i = 0; i < SCIRE_RESP_NUM_RES; i++) {
 		res = &resp->res[i];
-		if (res->type != SCIRE_RESP_RES_NONE &&
-		    scire_psn_cmp(res->first_psn, psn) > 0 &&
-		    scire_psn_cmp(res->first_psn, resp->psn) < 0)
-			return true;
+		if (res->type == SCIRE_RESP_RES_NONE ||
+		    scire_psn_cmp(res->first_psn, psn) <= 0 ||
+		    scire_psn_cmp(res->first_psn, resp->psn) >= 0)
+			continue;
+		if (!next || scire_psn_cmp(res->first_psn, next->first_psn) < 0)
+			next = res;
 	}
-	return false;
+	return next;
 }
 
 /* Response packets of a READ of @len bytes: at least one. */
@@ -677,6 +680,7 @@ static void scire_resp_read_req(struct scire_qp *qp, struct sk_buff *skb)
 
 	/* A READ counts as a completed message once accepted (C9-148). */
 	resp->msn = scire_psn(resp->msn + 1);
+	res->msn = resp->msn;
 	resp->psn = scire_psn(pkt->psn + npkts);
 	scire_resp_read_start(qp, pkt, va, len, rkey, pkt->psn, resp->msn,
 			      false);
@@ -839,6 +843,7 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 				 pkt->psn);
 	res->orig = orig;
 	resp->msn = scire_psn(resp->msn + 1);
+	res->msn = resp->msn;
 	resp->psn = scire_psn(pkt->psn + 1);
 	scire_resp_ack_before(qp, pkt->psn);
 	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_ATOMIC_ACKNOWLEDGE,
@@ -847,14 +852,17 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 
 /*
  * A request older than ePSN (IBA 9.7.5.1.2, 9.9.4.2). SEND and WRITE are
- * not executed again, only acknowledged up to ePSN - 1, unless a READ or
- * atomic was executed after them: then the answer to that request, asked
- * for again, acknowledges them. A plain ACK would carry the PSN of a READ
- * or atomic, and rdma_rxe's completer takes such an ACK for the READ's or
- * atomic's own response and completes its WQE without data or original
- * value. A READ is executed again from its own RETH if it asks for (part
- * of) what an earlier READ asked for. An atomic is answered from the
- * resources, never executed again. Anything else is dropped (class D).
+ * not executed again, only acknowledged: up to ePSN - 1, or, when a READ
+ * or atomic was executed after them, up to the request before the oldest
+ * such one. An ACK naming a READ's or atomic's PSN would say nothing of it
+ * to a requester that follows IBA 9.7.5.1.5 (scire's completer takes it as
+ * an implied NAK), and rdma_rxe's completer would take it for the
+ * response and complete that WQE without data or original value; no ACK
+ * at all would stall a requester that resends one packet at a time, as
+ * scire's does after a timeout. A READ is executed again from its own RETH
+ * if it asks for (part of) what an earlier READ asked for. An atomic is
+ * answered from the resources, never executed again. Anything else is
+ * dropped (class D).
  */
 static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 {
@@ -865,7 +873,11 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 	u64 va;
 
 	if (pkt->mask & (SCIRE_M_SEND | SCIRE_M_WRITE)) {
-		if (!scire_resp_res_after(qp, pkt->psn))
+		res = scire_resp_res_next(qp, pkt->psn);
+		if (res)
+			scire_resp_ack_later(qp, scire_psn(res->first_psn - 1),
+					     scire_psn(res->msn - 1));
+		else
 			scire_resp_ack_later(qp, scire_psn(resp->psn - 1),
 					     resp->msn);
 		return;

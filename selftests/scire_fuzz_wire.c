@@ -22,10 +22,10 @@
  * down known answers: a WRITE with a correct ICRC lands, the same WRITE
  * with a wrong ICRC does not, a FETCH_ADD sent four times (three
  * duplicates) adds once, a duplicate WRITE older than an executed
- * FETCH_ADD is not answered with an ACK naming the atomic's PSN (a raw
- * UDP socket in the peer's namespace sees the victim's answers), and the
- * peer, whose send PSN was set past the injected packets, still reaches
- * the victim.
+ * FETCH_ADD is acknowledged up to its own PSN, never with an ACK naming
+ * the atomic's (a raw UDP socket in the peer's namespace sees the
+ * victim's answers), and the peer, whose send PSN was set past the
+ * injected packets, still reaches the victim.
  *
  * Pass: every byte outside what was granted (the MRs with remote write
  * access, and the receive buffers) equals its pattern, before and after
@@ -989,12 +989,12 @@ static int wait_bytes(const volatile uint8_t *p, const uint8_t *want, size_t n, 
 
 /*
  * 6 (PSNs psn and psn + 1): a WRITE, then a FETCH_ADD; then the WRITE
- * again, as a requester's retry sends it. The FETCH_ADD, executed after
- * the WRITE, acknowledges it when asked for again: an ACKNOWLEDGE naming
- * the FETCH_ADD's PSN must never answer the duplicate WRITE, since a
- * requester may take it for the atomic's response (rdma_rxe completes
- * the atomic's WQE with no original value then). The duplicate
- * FETCH_ADD is answered with the first answer's original value.
+ * again, as a requester's retry sends it. The duplicate WRITE must be
+ * acknowledged up to its own PSN, the request before the FETCH_ADD, and
+ * never by an ACKNOWLEDGE naming the FETCH_ADD's PSN, which a requester
+ * may take for the atomic's response (rdma_rxe completes the atomic's
+ * WQE with no original value then). The duplicate FETCH_ADD is answered
+ * with the first answer's original value.
  */
 static int probe_dup_write(uint32_t psn)
 {
@@ -1027,13 +1027,19 @@ static int probe_dup_write(uint32_t psn)
 	}
 	send_one(&w);
 	n = sniff(0.3, r, 32);
-	for (i = 0; i < n && i < 32; i++) {
+	for (i = 0, seen = 0; i < n && i < 32; i++) {
 		if (r[i].op == 0x11 && r[i].psn == ((psn + 1) & 0xffffff)) {
 			t_fail("probe: a duplicate WRITE_ONLY (PSN %#x) older than an executed FETCH_ADD was answered with an ACKNOWLEDGE naming the FETCH_ADD's PSN %#x",
 			       psn & 0xffffff, (psn + 1) & 0xffffff);
 			fails++;
 			break;
 		}
+		seen |= r[i].op == 0x11 && r[i].psn == (psn & 0xffffff);
+	}
+	if (!fails && !seen) {
+		t_fail("probe: a duplicate WRITE_ONLY (PSN %#x) older than an executed FETCH_ADD got no ACKNOWLEDGE naming its own PSN (%d packets to the peer QP): a requester that resends one packet at a time would wait for ever",
+		       psn & 0xffffff, n);
+		fails++;
 	}
 	send_one(&a);
 	n = sniff(0.3, r, 32);
@@ -1052,7 +1058,7 @@ static int probe_dup_write(uint32_t psn)
 		fails++;
 	}
 	if (!fails)
-		printf("probe: a duplicate WRITE older than a FETCH_ADD got no ACK naming the atomic's PSN\n");
+		printf("probe: a duplicate WRITE older than a FETCH_ADD was acknowledged up to its own PSN, not the atomic's\n");
 	return fails;
 }
 
