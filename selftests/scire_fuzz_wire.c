@@ -970,6 +970,17 @@ static int sniff(double secs, struct fz_resp *r, int max)
 	}
 }
 
+/* Did the sniffer see op for psn (and, for an ATOMIC_ACKNOWLEDGE, orig) among r[0..n)? */
+static int sniffed(const struct fz_resp *r, int n, uint8_t op, uint32_t psn, uint64_t orig)
+{
+	int i;
+
+	for (i = 0; i < n && i < 32; i++)
+		if (r[i].op == op && r[i].psn == (psn & 0xffffff) && r[i].orig == orig)
+			return 1;
+	return 0;
+}
+
 /* Wait up to secs for n bytes at p to equal want. */
 static int wait_bytes(const volatile uint8_t *p, const uint8_t *want, size_t n, double secs)
 {
@@ -1002,7 +1013,7 @@ static int probe_dup_write(uint32_t psn)
 	struct fz_resp r[32];
 	struct fz_pkt w, a;
 	uint64_t v0 = 0x2000, v;
-	int i, n, seen = 0, fails = 0;
+	int i, n, fails = 0;
 
 	for (i = 0; i < 32; i++)
 		good[i] = 0x90 + i;
@@ -1017,36 +1028,25 @@ static int probe_dup_write(uint32_t psn)
 		return 1;
 	}
 	n = sniff(0.3, r, 32);
-	for (i = 0; i < n && i < 32; i++)
-		seen |= r[i].op == 0x12 && r[i].psn == ((psn + 1) & 0xffffff) &&
-			r[i].orig == v0;
-	if (!seen) {
+	if (!sniffed(r, n, 0x12, psn + 1, v0)) {
 		t_fail("probe: the sniffer saw no ATOMIC_ACKNOWLEDGE for PSN %#x with original value %#llx (%d packets to the peer QP): the victim did not answer, or the sniffer does not work",
 		       (psn + 1) & 0xffffff, (unsigned long long)v0, n);
 		return 1;
 	}
 	send_one(&w);
 	n = sniff(0.3, r, 32);
-	for (i = 0, seen = 0; i < n && i < 32; i++) {
-		if (r[i].op == 0x11 && r[i].psn == ((psn + 1) & 0xffffff)) {
-			t_fail("probe: a duplicate WRITE_ONLY (PSN %#x) older than an executed FETCH_ADD was answered with an ACKNOWLEDGE naming the FETCH_ADD's PSN %#x",
-			       psn & 0xffffff, (psn + 1) & 0xffffff);
-			fails++;
-			break;
-		}
-		seen |= r[i].op == 0x11 && r[i].psn == (psn & 0xffffff);
-	}
-	if (!fails && !seen) {
+	if (sniffed(r, n, 0x11, psn + 1, 0)) {
+		t_fail("probe: a duplicate WRITE_ONLY (PSN %#x) older than an executed FETCH_ADD was answered with an ACKNOWLEDGE naming the FETCH_ADD's PSN %#x",
+		       psn & 0xffffff, (psn + 1) & 0xffffff);
+		fails++;
+	} else if (!sniffed(r, n, 0x11, psn, 0)) {
 		t_fail("probe: a duplicate WRITE_ONLY (PSN %#x) older than an executed FETCH_ADD got no ACKNOWLEDGE naming its own PSN (%d packets to the peer QP): a requester that resends one packet at a time would wait for ever",
 		       psn & 0xffffff, n);
 		fails++;
 	}
 	send_one(&a);
 	n = sniff(0.3, r, 32);
-	for (i = 0, seen = 0; i < n && i < 32; i++)
-		seen |= r[i].op == 0x12 && r[i].psn == ((psn + 1) & 0xffffff) &&
-			r[i].orig == v0;
-	if (!seen) {
+	if (!sniffed(r, n, 0x12, psn + 1, v0)) {
 		t_fail("probe: the duplicate FETCH_ADD (PSN %#x) after the duplicate WRITE got no ATOMIC_ACKNOWLEDGE with original value %#llx",
 		       (psn + 1) & 0xffffff, (unsigned long long)v0);
 		fails++;
