@@ -66,7 +66,7 @@
 # Issue 18 (bench/scale.sh): every bw run in (a), (b) and (b') samples
 # the guest's busy CPU ticks around perftest's timed window (CPU cost);
 # after their matrix, (b) on scire0 and (a) on rxe0 run ib_write_bw -q N
-# at 64 KiB (N = 4, 16, 64; quick: 4) and build/bench/qp_scale: 4,096
+# at 64 KiB (N = 1, 4, 16, 64; quick: 1, 4) and build/bench/qp_scale: 4,096
 # RC QPs created and connected (quick: 128), a 1 GiB MR registered
 # (quick: 64 MiB).
 # Every run prints one line on stdout, and

@@ -19,11 +19,9 @@
 # Scale, on one device, in (b) (scire0) and (a) (rxe0) of the same boot:
 #
 #   scale KEY ib_write_bw_qps N MIB_PER_S   ib_write_bw -q N -s 65536 (the
-#                                           aggregate; N = 4 16 64, quick:
-#                                           4; N = 1 is the matrix's
-#                                           ib_write_bw 64 KiB cell, the
-#                                           same command, taken from it
-#                                           by scripts/bench)
+#                                           aggregate; N = 1 4 16 64,
+#                                           quick: 1 4), timed between
+#                                           margins (SCALE_MARGIN)
 #   scale KEY rc_qp_connect N SECONDS       build/bench/qp_scale qps: N RC
 #   scale KEY rc_qp_kib N KIB_PER_QP        QPs created and connected in
 #   scale KEY rc_qp_slab_kib N KIB_PER_QP   pairs (4096; quick: 128),
@@ -146,31 +144,52 @@ scale_fail()
 	[ $# = 0 ] || cat "$@" 2>/dev/null | sed 's/^/BENCH| /'
 }
 
-# scale_qps KEY N: ib_write_bw -q N at 64 KiB between the current sides,
-# RUNS good runs, MAX_ATTEMPTS tries at most.
+# The -q N runs' margin (perftest -f), seconds, before and after their
+# timed window: the window starts when every QP's pipeline is full. Sixty-
+# four QPs of perftest's default depth (128 WRs of 64 KiB each) hold
+# 512 MiB, 0.4 s of scire's fast path; timed from the first post, as the
+# matrix's -f 0 runs are, a 1 s window then counted mostly that filling
+# (0.53x one QP), not the rate with N QPs at work (0.88x).
+SCALE_MARGIN=1
+
+# scale_qps KEY N...: ib_write_bw -q N at 64 KiB between the current
+# sides, for each N (1 included), RUNS good runs of each, MAX_ATTEMPTS
+# tries at most, in rounds of one try of every N still short: what is
+# compared is then measured at the same times.
 scale_qps()
 {
-	local key=$1 n=$2 good=0 try why val rc
+	local key=$1 n round more why val rc
+	local -A good=() tries=()
 	local -a args
 
-	read -ra args <<<"$(bw_args)"
-	for ((try = 1; try <= MAX_ATTEMPTS && good < RUNS; try++)); do
-		PORT=$((PORT + 1)) TMO=$RUN_TIMEOUT
-		why=$(pair ib_write_bw "${args[@]}" -s 65536 -q "$n")
-		rc=$?
-		if [ "$rc" = 0 ] &&
-			val=$(perftest_value ib_write_bw 65536 "$BW_SECS" "$(cat "$scratch/client")"); then
-			say "scale $key ib_write_bw_qps $n ${val%% *}"
-			good=$((good + 1))
-			continue
-		fi
-		[ "$rc" = 0 ] && why=$val
-		say "note $key ib_write_bw -q $n try $try failed: ${why//$'\n'/ }"
-		[ "$rc" != 2 ] || break
+	shift
+	args=(-F -D $((BW_SECS + 2 * SCALE_MARGIN)) -f "$SCALE_MARGIN")
+	for ((round = 1; round <= MAX_ATTEMPTS; round++)); do
+		more=0
+		for n in "$@"; do
+			[ "${good[$n]:-0}" -lt "$RUNS" ] || continue
+			[ "${tries[$n]:-0}" -lt "$MAX_ATTEMPTS" ] || continue
+			more=1 tries[$n]=$((${tries[$n]:-0} + 1))
+			PORT=$((PORT + 1)) TMO=$RUN_TIMEOUT
+			why=$(pair ib_write_bw "${args[@]}" -s 65536 -q "$n")
+			rc=$?
+			if [ "$rc" = 0 ] &&
+				val=$(perftest_value ib_write_bw 65536 "$BW_SECS" "$(cat "$scratch/client")"); then
+				say "scale $key ib_write_bw_qps $n ${val%% *}"
+				good[$n]=$((${good[$n]:-0} + 1))
+				continue
+			fi
+			[ "$rc" = 0 ] && why=$val
+			say "note $key ib_write_bw -q $n try ${tries[$n]} failed: ${why//$'\n'/ }"
+			# A timeout: the next tries of this N would only time out too.
+			[ "$rc" != 2 ] || tries[$n]=$MAX_ATTEMPTS
+			[ "${good[$n]:-0}" -gt 0 ] || [ "${tries[$n]}" -lt "$MAX_ATTEMPTS" ] ||
+				scale_fail "$key" ib_write_bw_qps "$n" \
+					"no good run of ib_write_bw ${args[*]} -s 65536 -q $n in ${tries[$n]} tries" \
+					"$scratch/server" "$scratch/client"
+		done
+		[ "$more" = 1 ] || break
 	done
-	[ "$good" -gt 0 ] ||
-		scale_fail "$key" ib_write_bw_qps "$n" "no good run of ib_write_bw -q $n -s 65536 in $((try - 1)) tries" \
-			"$scratch/server" "$scratch/client"
 }
 
 # scale KEY DEV GID: the scale rows for device DEV (port 1, GID index
@@ -182,15 +201,14 @@ scale()
 
 	CPU_PRE=()
 	if [ "$quick" = 1 ]; then
-		qps=4 nqp=128 mib=64 reps=1
+		qps="1 4" nqp=128 mib=64 reps=1
 	else
-		qps="4 16 64" nqp=4096 mib=1024 reps=3
+		qps="1 4 16 64" nqp=4096 mib=1024 reps=3
 	fi
-	say "info scale_$key ib_write_bw $(bw_args) -s 65536 -q N (N: 1 from the matrix, $qps); qp_scale qps -n $nqp; qp_scale reg -m $mib -k $reps"
+	say "info scale_$key ib_write_bw -F -D $((BW_SECS + 2 * SCALE_MARGIN)) -f $SCALE_MARGIN -s 65536 -q N (N: $qps); qp_scale qps -n $nqp; qp_scale reg -m $mib -k $reps"
 	say "note $key scale: ulimit -l $(ulimit -l) (memlock; perftest and qp_scale run as root)"
-	for n in $qps; do
-		scale_qps "$key" "$n"
-	done
+	# shellcheck disable=SC2086 # the list of N
+	scale_qps "$key" $qps
 
 	if [ ! -x "$prog" ]; then
 		scale_fail "$key" rc_qp_connect "$nqp" "$prog missing: run make"
