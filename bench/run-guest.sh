@@ -58,8 +58,8 @@
 # scif_writeto_bw, scif_readfrom_bw, scif_send_lat and scif_register
 # (see bench/scif_bench.c); its runs alternate with those of the
 # perftest cells its targets are read against (scif_refs(), which adds
-# ib_{write,read}_bw at 16 MiB, SCIF's largest size, in a full run). In (a), (b), (b'), (e) and (f) the tail
-# latency follows the matrix: ib_write_lat and ib_send_lat at 2 B and
+# ib_{write,read}_bw at 16 MiB, SCIF's largest size, in a full run).
+# In (a), (b), (b'), (e) and (f) the tail latency follows the matrix: ib_write_lat and ib_send_lat at 2 B and
 # 4 KiB with TAIL_ITERS iterations, perftest's t_typical (the median),
 # 99% and 99.9% percentiles and t_avg (the mean) (quick: one cell in (b)
 # and (f)).

@@ -149,7 +149,8 @@ scale_fail()
 # four QPs of perftest's default depth (128 WRs of 64 KiB each) hold
 # 512 MiB, 0.4 s of scire's fast path; timed from the first post, as the
 # matrix's -f 0 runs are, a 1 s window then counted mostly that filling
-# (0.53x one QP), not the rate with N QPs at work (0.88x).
+# (0.53x one QP), not the rate with N QPs at work (0.88-0.92x in one
+# boot, bench/profiles.md, qp64).
 SCALE_MARGIN=1
 
 # scale_qps KEY N...: ib_write_bw -q N at 64 KiB between the current
