@@ -59,10 +59,10 @@
 # (see bench/scif_bench.c); its runs alternate with those of the
 # perftest cells its targets are read against (scif_refs(), which adds
 # ib_{write,read}_bw at 16 MiB, SCIF's largest size, in a full run).
-# In (a), (b), (b'), (e) and (f) the tail latency follows the matrix: ib_write_lat and ib_send_lat at 2 B and
-# 4 KiB with TAIL_ITERS iterations, perftest's t_typical (the median),
-# 99% and 99.9% percentiles and t_avg (the mean) (quick: one cell in (b)
-# and (f)).
+# In (a), (b), (b'), (e) and (f) the tail latency follows the matrix:
+# ib_write_lat and ib_send_lat at 2 B and 4 KiB with TAIL_ITERS
+# iterations, perftest's t_typical (the median), 99% and 99.9%
+# percentiles and t_avg (the mean) (quick: one cell in (b) and (f)).
 # Issue 18 (bench/scale.sh): every bw run in (a), (b) and (b') samples
 # the guest's busy CPU ticks around perftest's timed window (CPU cost);
 # after their matrix, (b) on scire0 and (a) on rxe0 run ib_write_bw -q N
