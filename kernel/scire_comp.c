@@ -87,20 +87,9 @@ static void scire_comp_post(struct scire_qp *qp,
 	scire_cq_post(qp->scq, &cqe, &qp->ibqp, error);
 }
 
-/**
- * scire_comp_retire() - complete the SQ head WQE and hand its slot back.
- * @qp: the QP; the head (qp->sq.consumer) is a shadowed WQE.
- * @status: enum ib_wc_status of the completion.
- * @byte_len: bytes transferred (READ: bytes read; atomics: 8).
- *
- * Publishes the new consumer index, then posts the CQE if the WQE is
- * signalled, the QP signals all, or @status is an error: by the time user
- * space sees a completion, the SQ room it implies is there. WQEs retire
- * strictly in order (IBA 10.8.3.3).
- *
- * Context: the QP's worker (or modify/destroy with the worker stopped).
- */
-void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len)
+/* Retire the SQ head WQE (see scire_comp_retire()). */
+static void scire_comp_retire_one(struct scire_qp *qp, u8 status,
+				  u32 byte_len)
 {
 	struct scire_req *req = &qp->req;
 	u32 index = qp->sq.consumer;
@@ -121,6 +110,31 @@ void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len)
 	/* Pairs with the poster's load-acquire of the consumer index. */
 	smp_store_release(&qp->sq.ring->consumer, index + 1);
 	scire_comp_post(qp, wqe, status, byte_len);
+}
+
+/**
+ * scire_comp_retire() - complete the SQ head WQE and hand its slot back.
+ * @qp: the QP; the head (qp->sq.consumer) is a shadowed WQE.
+ * @status: enum ib_wc_status of the completion.
+ * @byte_len: bytes transferred (READ: bytes read; atomics: 8).
+ *
+ * Publishes the new consumer index, then posts the CQE if the WQE is
+ * signalled, the QP signals all, or @status is an error: by the time user
+ * space sees a completion, the SQ room it implies is there. WQEs retire
+ * strictly in order (IBA 10.8.3.3). A successful completion also retires
+ * the local operations right behind it that were executed ahead of their
+ * turn (SCIRE_REQ_WQE_DONE); after an error they are left to the flush.
+ *
+ * Context: the QP's worker (or modify/destroy with the worker stopped).
+ */
+void scire_comp_retire(struct scire_qp *qp, u8 status, u32 byte_len)
+{
+	struct scire_req *req = &qp->req;
+
+	scire_comp_retire_one(qp, status, byte_len);
+	while (status == IB_WC_SUCCESS && qp->sq.consumer != req->started &&
+	       scire_req_wqe(req, qp->sq.consumer)->state == SCIRE_REQ_WQE_DONE)
+		scire_comp_retire_one(qp, IB_WC_SUCCESS, 0);
 }
 
 /**

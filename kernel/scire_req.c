@@ -382,6 +382,9 @@ void scire_req_rewind(struct scire_qp *qp, u32 psn)
 	psn = scire_psn(psn);
 	for (i = qp->sq.consumer; i != req->started; i++) {
 		w = scire_req_wqe(req, i);
+		/* A local operation already done owns no PSNs. */
+		if (w->state == SCIRE_REQ_WQE_DONE)
+			continue;
 		if (w->state != SCIRE_REQ_WQE_ACTIVE)
 			break;
 		if (scire_psn_dist(w->first_psn, psn) <=
@@ -574,17 +577,41 @@ static enum scire_req_next scire_req_begin(struct scire_qp *qp)
 	info = &scire_wqe_info[wqe->opcode];
 
 	if (info->kind == SCIRE_REQ_K_LOCAL) {
-		/* Ordered after every earlier WQE has completed. */
-		if (qp->sq.consumer != index)
+		if (qp->sq.consumer == index) {
+			req->started++;
+			req->cur++;
+			status = scire_req_local(qp, wqe);
+			/* ERR before its CQE is visible (scire_comp_head_error()). */
+			if (status)
+				scire_qp_error(qp);
+			scire_comp_retire(qp, status, 0);
+			return status ? SCIRE_REQ_WAIT : SCIRE_REQ_AGAIN;
+		}
+		/*
+		 * Earlier WQEs are still outstanding. LOCAL_INV waits for
+		 * them: go-back-N re-reads what it resends from the WQE's
+		 * SGL, and must not find its MR invalidated under it. REG_MR
+		 * and BIND_MW take effect now, in SQ order, for the WQEs
+		 * after them (IBA 10.8.3.3), and complete when their turn
+		 * comes (scire_comp_retire()): what they make valid is a
+		 * free MR or a window, which no earlier WQE can be using. A
+		 * ULP that registers one MR per I/O before its SEND (nvme-rdma,
+		 * iSER, NFS/RDMA) would otherwise have one I/O per round trip
+		 * in flight. A fence still waits for earlier READs/atomics.
+		 */
+		if (wqe->opcode == SCIRE_WQE_OP_LOCAL_INV ||
+		    ((wqe->flags & SCIRE_WQE_F_FENCE) && req->rd_atomic))
 			return SCIRE_REQ_WAIT;
 		req->started++;
-		req->cur++;
 		status = scire_req_local(qp, wqe);
-		/* ERR before its CQE is visible (see scire_comp_head_error()). */
-		if (status)
-			scire_qp_error(qp);
-		scire_comp_retire(qp, status, 0);
-		return status ? SCIRE_REQ_WAIT : SCIRE_REQ_AGAIN;
+		if (status) {
+			/* Completes in error at the head; nothing after starts. */
+			scire_req_fail(qp, index, status);
+			return SCIRE_REQ_WAIT;
+		}
+		w->state = SCIRE_REQ_WQE_DONE;
+		req->cur++;
+		return SCIRE_REQ_AGAIN;
 	}
 
 	/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
@@ -992,8 +1019,9 @@ static bool scire_req_sending(struct scire_qp *qp)
  * Sends at most SCIRE_REQ_BUDGET packets, and none beyond req->cwnd
  * unacknowledged PSNs (SCIRE_REQ_WINDOW, less after a local ACK
  * timeout). READs and atomics are limited to qp->max_rd_atomic
- * outstanding; a fenced WQE waits for earlier ones; a local operation
- * waits until every earlier WQE has completed (IBA 9.7.1, 10.8.3.3). A
+ * outstanding; a fenced WQE waits for earlier ones; LOCAL_INV waits
+ * until every earlier WQE has completed, REG_MR and BIND_MW take effect
+ * when reached and complete in SQ order (IBA 9.7.1, 10.8.3.3). A
  * UC WQE completes when its last packet is sent (IBA 9.8), a UD or GSI
  * WQE when its one packet is (IBA 9.8.2); one naming an AH that is gone
  * completes with IB_WC_LOC_QP_OP_ERR. A WQE that fails validation or a
@@ -1032,6 +1060,11 @@ bool scire_req_run(struct scire_qp *qp)
 				budget--;
 				continue;
 			}
+		}
+		/* A local operation done ahead of its turn sends nothing. */
+		if (scire_req_wqe(req, req->cur)->state == SCIRE_REQ_WQE_DONE) {
+			req->cur++;
+			continue;
 		}
 		/* A failed WQE stops the queue until it completes at the head. */
 		if (scire_req_wqe(req, req->cur)->state != SCIRE_REQ_WQE_ACTIVE)

@@ -102,11 +102,16 @@ extern const struct scire_wqe_info scire_wqe_info[SCIRE_WQE_OP_MAX];
  * @SCIRE_REQ_WQE_ERROR:	failed locally (validation, local memory);
  *				completes with @status once it is the SQ
  *				head, and the QP then enters ERR.
+ * @SCIRE_REQ_WQE_DONE:		a local operation (REG_MR, BIND_MW) executed
+ *				while earlier WQEs were outstanding; it owns
+ *				no PSNs and completes successfully right
+ *				after the WQE before it.
  */
 enum scire_req_wqe_state {
 	SCIRE_REQ_WQE_NEW,
 	SCIRE_REQ_WQE_ACTIVE,
 	SCIRE_REQ_WQE_ERROR,
+	SCIRE_REQ_WQE_DONE,
 };
 
 /**

@@ -6,8 +6,10 @@
  * requests and IB_POLL_DIRECT CQs: SEND and SEND_WITH_IMM through
  * local_dma_lkey, RDMA WRITE and READ through a fast-registration MR
  * (ib_map_mr_sg + IB_WR_REG_MR), LOCAL_INV and SEND_WITH_INV (the rkey is
- * refused afterwards and nothing is written), FETCH_AND_ADD and
- * CMP_AND_SWP, and the flush of posted WQEs when a QP enters ERR.
+ * refused afterwards and nothing is written), REG_MR posted behind a SEND
+ * that is still outstanding (completions in order, in error too),
+ * FETCH_AND_ADD and CMP_AND_SWP, and the flush of posted WQEs when a QP
+ * enters ERR.
  *
  *   insmod scire_ktest.ko dev=scire0
  *
@@ -871,6 +873,138 @@ out:
 	return ret;
 }
 
+/*
+ * A SEND from qp[1] held back by RNR NAKs (qp[0] has no receive yet;
+ * rnr_retry 7 retries for ever), with a REG_MR of the MR (@wr_id + 1) and
+ * a second SEND (@wr_id + 2) posted behind it in one chain: what
+ * nvme-rdma posts for every I/O, with I/Os still in flight before it.
+ * Nothing may complete before the first SEND has.
+ */
+static int kt_reg_behind_post(struct kt *kt, const char *what, u64 wr_id)
+{
+	struct ib_sge sge[2] = {
+		kt_sge(kt, &kt->src, 0, 1000),
+		kt_sge(kt, &kt->src, 1000, 300),
+	};
+	struct ib_send_wr second = {
+		.wr_id = wr_id + 2,
+		.sg_list = &sge[1],
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_reg_wr reg = {
+		.wr = {
+			.next = &second,
+			.wr_id = wr_id + 1,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = kt->mr,
+		.key = kt->mr->rkey,
+		.access = KT_MR_ACCESS,
+	};
+	struct ib_send_wr first = {
+		.next = &reg.wr,
+		.wr_id = wr_id,
+		.sg_list = &sge[0],
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+
+	if (kt_post_send(kt, 1, what, &first))
+		return -EIO;
+	/* Long enough for RNR NAKs and for the requester to go past it. */
+	msleep(50);
+	return kt_expect_none(kt, 1, what);
+}
+
+/*
+ * REG_MR behind outstanding WQEs completes in its turn: after the SEND
+ * before it, before the SEND after it, and the key works afterwards. A
+ * REG_MR that fails there (its MR is not free) completes in error in its
+ * turn too, and flushes what follows.
+ */
+static int kt_test_reg_behind(struct kt *kt)
+{
+	struct ib_sge rsge[2];
+	struct ib_wc wc;
+	u32 rkey;
+	int ret;
+
+	ret = kt_pair_create(kt);
+	if (ret)
+		return ret;
+	ret = -EIO;
+	if (kt_mr_want_free(kt))
+		goto out;
+	ib_update_fast_reg_key(kt->mr, (u8)ib_inc_rkey(kt->mr->rkey));
+	rkey = kt->mr->rkey;
+	kt->mr_state = KT_MR_UNKNOWN;
+	kt_fill(kt->src.va, KT_BUF_LEN, 14);
+	memset(kt->dst.va, 0, KT_BUF_LEN);
+	if (kt_reg_behind_post(kt, "SEND, REG_MR, SEND while the first waits for a receive",
+			       0x801))
+		goto out;
+	rsge[0] = kt_sge(kt, &kt->dst, 0, 1024);
+	rsge[1] = kt_sge(kt, &kt->dst, 1024, 1024);
+	if (kt_post_recv(kt, 0, "receive for the held SEND", 0x901, &rsge[0], 1) ||
+	    kt_post_recv(kt, 0, "receive for the SEND after REG_MR", 0x902,
+			 &rsge[1], 1) ||
+	    kt_expect(kt, 1, "held SEND", 0x801, IB_WC_SUCCESS, IB_WC_SEND,
+		      &wc) ||
+	    kt_expect(kt, 1, "REG_MR behind it", 0x802, IB_WC_SUCCESS,
+		      IB_WC_REG_MR, &wc) ||
+	    kt_expect(kt, 1, "SEND after REG_MR", 0x803, IB_WC_SUCCESS,
+		      IB_WC_SEND, &wc) ||
+	    kt_expect(kt, 0, "receive of the held SEND", 0x901, IB_WC_SUCCESS,
+		      IB_WC_RECV, &wc) ||
+	    kt_expect(kt, 0, "receive of the SEND after REG_MR", 0x902,
+		      IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		goto out;
+	kt->mr_state = KT_MR_VALID;
+	kt_same(kt, "held SEND: payload", kt->dst.va, kt->src.va, 1000);
+	kt_same(kt, "SEND after REG_MR: payload", kt->dst.va + 1024,
+		kt->src.va + 1000, 300);
+
+	/* The registration is the one the chain asked for. */
+	kt_pages_set(kt, 15);
+	kt_fill(kt->src.va, KT_BUF_LEN, 16);
+	if (kt_rdma(kt, 0, "RDMA WRITE with the key REG_MR behind a SEND set",
+		    0x804, IB_WR_RDMA_WRITE, &kt->src, 0, 100, 600, rkey) ||
+	    kt_expect(kt, 0, "RDMA WRITE with the key REG_MR behind a SEND set",
+		      0x804, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, &wc))
+		goto out;
+	memcpy(kt->img + KT_MR_HEAD + 100, kt->src.va, 600);
+	if (!kt_pages_check(kt, "RDMA WRITE with the key REG_MR behind a SEND set"))
+		goto out;
+
+	/* The MR is registered now: a second REG_MR of it must fail. */
+	kt->mr_state = KT_MR_UNKNOWN;
+	if (kt_reg_behind_post(kt, "SEND, REG_MR of a registered MR, SEND",
+			       0x811))
+		goto out;
+	if (kt_post_recv(kt, 0, "receive for the second held SEND", 0x911,
+			 &rsge[0], 1) ||
+	    kt_expect(kt, 1, "second held SEND", 0x811, IB_WC_SUCCESS,
+		      IB_WC_SEND, &wc) ||
+	    kt_expect(kt, 1, "REG_MR of a registered MR", 0x812,
+		      IB_WC_LOC_QP_OP_ERR, -1, &wc) ||
+	    kt_expect(kt, 1, "SEND after the failed REG_MR", 0x813,
+		      IB_WC_WR_FLUSH_ERR, -1, &wc))
+		goto out;
+	if (!kt_check(kt, kt_qp_state(kt->qp[1]) == IB_QPS_ERR,
+		      "failed REG_MR: QP in state %d, expected ERR (%d)",
+		      kt_qp_state(kt->qp[1]), IB_QPS_ERR))
+		goto out;
+	if (!kt_expect_none(kt, 1, "after the failed REG_MR"))
+		ret = 0;
+out:
+	kt_pair_destroy(kt);
+	return ret;
+}
+
 /* One atomic from qp[0] on the MR word at @off; @orig is what it held. */
 static int kt_atomic(struct kt *kt, const char *what, u64 wr_id,
 		     enum ib_wr_opcode opcode, u64 off, u64 compare_add,
@@ -1159,6 +1293,7 @@ static int __init kt_init(void)
 		kt_test_rdma(kt);
 		kt_test_local_inv(kt);
 		kt_test_send_inv(kt);
+		kt_test_reg_behind(kt);
 		kt_test_atomic(kt);
 		kt_test_flush(kt);
 	}
