@@ -9,7 +9,9 @@
 #
 #   - the workload's own figures (perftest's, fio's, scif_bench's);
 #   - /proc/stat over the window: where the vCPUs' time went (user,
-#     system, softirq, irq, idle), independent of perf;
+#     system, softirq, irq, idle), independent of perf; the softirqs
+#     raised (/proc/softirqs); each thread's run time and how often it
+#     ran (schedstat);
 #   - perf's top symbols (--no-children --sort sym, and --sort dso,sym),
 #     by command (--sort comm), and the samples sorted by context from
 #     their call chains: idle, softirq (in ksoftirqd or on the way out of
@@ -47,6 +49,14 @@
 #                    host a, client on host b; each host profiles itself
 #                    (on scire0, or PROFILE_PAIR_DEV: rxe0 with
 #                    SCIRE_PAIR_DEVS="rxe rxe")
+#   pair-nvmeof-randread  NVMe-oF across the VM pair as bench/ulp.sh's
+#                    ulp_pair sets it up (nvmet-rdma on host a, nvme-rdma
+#                    and fio on host b, on PROFILE_PAIR_DEV): fio 4 KiB
+#                    randread, iodepth 32 (PROFILE_NVME_DEPTH); host b also
+#                    prints fio's completion latency. Any pair of devices:
+#                    scripts/vm --pair --devs "scire rxe" puts the target
+#                    on scire and the host on rxe
+#   pair-nvmeof-randwrite the same, 4 KiB randwrite
 #
 # Environment: PROFILE_SECS (window, default 10), PROFILE_WARMUP (seconds
 # of the workload before the window, default 3), PROFILE_TOP (symbol
@@ -54,7 +64,8 @@
 # PROFILE_PERF (0: no perf record, the window is a plain sleep and the
 # report has /proc/stat, the counters and schedstat only: for the VM
 # pair, where perf's own load stretched the window 7x), PROFILE_PAIR_DEV
-# (pair-bw's device, default scire0),
+# (the pair workloads' device, default scire0), PROFILE_NVME_DEPTH (fio's
+# iodepth in pair-nvmeof-*),
 # PROFILE_LAT_ITERS (ib_write_lat -n in the window's run, default
 # 1000000: it is stopped after the window), PROFILE_DATA (keep perf.data
 # files in this directory, e.g. the pair's
@@ -135,6 +146,7 @@ window()
 	kill -0 "$2" 2>/dev/null || warn "$1: the workload ended before the window began"
 	ctr_snap >"$scratch/ctr0"
 	task_snap >"$scratch/task0"
+	sirq_snap >"$scratch/sirq0"
 	s0=$(stat_snap)
 	W0=$EPOCHREALTIME
 	if [ "$PERF" = 1 ]; then
@@ -145,6 +157,7 @@ window()
 	fi
 	W1=$EPOCHREALTIME
 	s1=$(stat_snap)
+	sirq_snap >"$scratch/sirq1"
 	task_snap >"$scratch/task1"
 	ctr_snap >"$scratch/ctr1"
 	kill -0 "$2" 2>/dev/null || warn "$1: the workload ended before the window did: the profile's tail is not the workload's"
@@ -152,6 +165,7 @@ window()
 	STAT_LINE="the window (sleep $SECS$([ "$PERF" = 1 ] && echo " under perf record")) took $WSECS s of wall time
 $(stat_say "$s0" "$s1")
 RDMA counters over the window (what grew): $(ctr_delta "$scratch/ctr0" "$scratch/ctr1")
+Softirqs raised over the window (/proc/softirqs, all vCPUs): $(ctr_delta "$scratch/sirq0" "$scratch/sirq1")
 Run time by thread over the window (schedstat: exact, not sampled; a softirq is charged to the task it interrupted, the idle task's own is not counted):
 $(task_delta "$scratch/task0" "$scratch/task1")"
 	IDLE_STAT=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y)
@@ -159,14 +173,21 @@ $(task_delta "$scratch/task0" "$scratch/task1")"
 		printf "%.1f", (t > 0 ? 100 * (y[4] - x[4] + y[5] - x[5]) / t : 0) }')
 }
 
-# task_snap: "RUN_NS COMM" of every thread (its schedstat's first field).
+# sirq_snap: "softirq NAME COUNT" of each softirq, summed over the vCPUs.
+sirq_snap()
+{
+	awk 'NR > 1 { n = 0; for (i = 2; i <= NF; i++) n += $i; sub(/:$/, "", $1); print "softirq", $1, n }' /proc/softirqs
+}
+
+# task_snap: "TID RUN_NS RUNS COMM" of every thread (its schedstat's
+# first and third fields: time on a CPU, and how many times it got one).
 task_snap()
 {
-	local d c r
+	local d c r n
 
 	for d in /proc/[0-9]*/task/[0-9]*; do
-		read -r r _ <"$d/schedstat" 2>/dev/null && read -r c <"$d/comm" 2>/dev/null &&
-			printf '%s %s %s\n' "${d##*/}" "$r" "$c"
+		read -r r _ n <"$d/schedstat" 2>/dev/null && read -r c <"$d/comm" 2>/dev/null &&
+			printf '%s %s %s %s\n' "${d##*/}" "$r" "$n" "$c"
 	done
 }
 
@@ -176,20 +197,20 @@ task_snap()
 # exited inside the window are not counted.
 task_delta()
 {
-	awk -v secs="$WSECS" 'NR == FNR { v[$1] = $2; next }
+	awk -v secs="$WSECS" 'NR == FNR { v[$1] = $2; r[$1] = $3; next }
 	{
-		c = $3
-		for (i = 4; i <= NF; i++)
+		c = $4
+		for (i = 5; i <= NF; i++)
 			c = c " " $i
 		sub(/^kworker\/[0-9u]+:[0-9]+H?[-+]?/, "kworker-", c)
 		sub(/\/[0-9]+$/, "", c)
 		d = $2 - ($1 in v ? v[$1] : 0)
-		if (d > 0) { t[c] += d; all += d }
+		if (d > 0) { t[c] += d; all += d; n[c] += $3 - ($1 in r ? r[$1] : 0) }
 	}
 	END {
 		for (c in t)
 			if (t[c] >= 1e6)
-				printf "  %7.1f ms  %5.1f%% of a vCPU  %s\n", t[c] / 1e6, 100 * t[c] / 1e9 / secs, c | "sort -rn | head -n 12"
+				printf "  %7.1f ms  %5.1f%% of a vCPU  %7d runs  %s\n", t[c] / 1e6, 100 * t[c] / 1e9 / secs, n[c], c | "sort -rn | head -n 12"
 		close("sort -rn | head -n 12")
 		printf "  %7.1f ms in all threads (%.1f%% of the window on %d vCPUs)\n", all / 1e6, 100 * all / 1e9 / secs / ncpu, ncpu
 	}' ncpu="$(nproc)" "$1" "$2"
@@ -545,6 +566,75 @@ wl_pair_bw()
 	report "pair-bw-$SCIRE_HOST"
 }
 
+# pair-nvmeof NAME RW BS DEPTH: NVMe-oF across the VM pair as bench/ulp.sh's
+# ulp_pair sets it up (the nvmet-rdma target on host a, nvme-rdma and fio
+# on host b, on PROFILE_PAIR_DEV); both hosts take the same window
+# WARMUP s into fio's run. Host b also prints fio's completion latency.
+wl_pair_nvmeof()
+{
+	local name=$1 rw=$2 bs=$3 depth=${PROFILE_NVME_DEPTH:-$4} dev=${PROFILE_PAIR_DEV:-scire0}
+	local ctrl ns fpid ok=1
+
+	if [ -z "${SCIRE_HOST:-}" ] || [ -z "${SCIRE_SHARED:-}" ]; then
+		warn "$name runs on the VM pair (scripts/vm --pair)"
+		return 1
+	fi
+	if [ "$SCIRE_HOST" = a ]; then
+		nvme_target_up "$SCIRE_ADDR" >"$scratch/nvme.err" 2>&1 ||
+			{ warn "$name: the target would not come up: $(tr '\n' ' ' <"$scratch/nvme.err" | cut -c1-300)"; ok=0; }
+		pair_sync "$name.target" 600 || warn "$name: host b never connected"
+		[ "$ok" = 1 ] && pair_sync "$name.fio" 600 && sleep "$WARMUP" &&
+			window "$name-a" "$$" && say "$name host a: the nvmet-rdma target on $dev" && report "$name-a"
+		pair_sync "$name.done" 900 || warn "$name: host b never finished"
+		nvme_target_down
+		return 0
+	fi
+	pair_sync "$name.target" 600 || { warn "$name: host a never set up its target"; return 1; }
+	if ! ctrl=$(nvme_host_connect "$SCIRE_PEER" 2>"$scratch/nvme.err") || ! ns=$(nvme_ns_dev "$ctrl" 1); then
+		warn "$name: nvme connect to $SCIRE_PEER: $(tail -n 5 "$scratch/nvme.err" | tr '\n' ' ' | cut -c1-300)"
+		pair_sync "$name.fio" 5
+	else
+		timeout -k 5 $((RUN_SECS + 60)) fio --name="$name" --filename="$ns" --direct=1 \
+			--ioengine=libaio --rw="$rw" --bs="$bs" --iodepth="$depth" --size="$ULP_SPAN" \
+			--time_based --runtime=$RUN_SECS --output-format=json \
+			>"$scratch/fio.json" 2>"$scratch/fio.err" &
+		fpid=$!
+		pair_sync "$name.fio" 60
+		sleep "$WARMUP"
+		window "$name-b" "$fpid"
+		pkill -INT -P "$fpid" 2>/dev/null
+		wait "$fpid"
+		say "$name host b: fio --filename=$ns (on $dev, target $SCIRE_PEER) --direct=1 --ioengine=libaio --rw=$rw --bs=$bs --iodepth=$depth (stopped after the window)"
+		echo "fio: $(fio_value "$rw" "$scratch/fio.json" "$bs") $([ "$bs" = 4096 ] && echo kIOPS || echo MiB/s) (from its start to the window's end)"
+		fio_clat "$rw" "$scratch/fio.json"
+		timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1 || warn "$name: nvme disconnect failed"
+		report "$name-b"
+	fi
+	modprobe -r nvme-rdma 2>/dev/null
+	pair_sync "$name.done" 300
+}
+
+# fio_clat RW FILE: the completion latency of fio's JSON output FILE
+# (mean, percentiles, max), in microseconds.
+fio_clat()
+{
+	python3 -c '
+import json, sys
+rw = "write" if sys.argv[1].endswith("write") else "read"
+try:
+    t = open(sys.argv[2]).read()
+    c = json.loads(t[t.index("{"):])["jobs"][0][rw]["clat_ns"]
+except Exception as e:
+    print("fio clat: no figures (%s)" % e)
+    sys.exit(0)
+p = c.get("percentile", {})
+q = lambda k: "%.0f" % (p[k] / 1000) if k in p else "-"
+print("fio clat (us): mean %.0f, p50 %s, p90 %s, p99 %s, p99.9 %s, max %.0f, %d I/Os" % (
+    c["mean"] / 1000, q("50.000000"), q("90.000000"), q("99.000000"), q("99.900000"),
+    c["max"] / 1000, c.get("N", 0)))
+' "$1" "$2"
+}
+
 [ $# -gt 0 ] || { sed -n '/^# Run it/,/^# A report/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ "$PERF" != 1 ] || command -v perf >/dev/null || { echo "profile.sh: no perf (Debian package linux-perf)" >&2; exit 1; }
 say "kernel $(uname -r), $(nproc) vCPUs, perf $(perf --version 2>/dev/null | awk '{ print $3 }'), scire.ko $(sha256sum "$SCIRE_ROOT/kernel/scire.ko" 2>/dev/null | cut -c1-16)"
@@ -559,7 +649,9 @@ for w in "$@"; do
 	scif-rma) wl_scif_rma ;;
 	qp64) wl_qp64 ;;
 	pair-bw) wl_pair_bw ;;
-	*) warn "unknown workload $w (wire-lat fast-lat nvmeof-randread nvmeof-seqwrite scif-send scif-rma qp64 pair-bw)" ;;
+	pair-nvmeof-randread) wl_pair_nvmeof "$w" randread 4096 32 ;;
+	pair-nvmeof-randwrite) wl_pair_nvmeof "$w" randwrite 4096 32 ;;
+	*) warn "unknown workload $w (wire-lat fast-lat nvmeof-randread nvmeof-seqwrite scif-send scif-rma qp64 pair-bw pair-nvmeof-randread pair-nvmeof-randwrite)" ;;
 	esac
 done
 rm -rf "$scratch"

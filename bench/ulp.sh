@@ -54,7 +54,9 @@ fio_value()
 import json, sys
 rw = "write" if sys.argv[1].endswith("write") else "read"
 try:
-    j = json.load(open(sys.argv[2]))["jobs"][0]
+    # fio stopped by SIGINT says so on stdout before its JSON.
+    t = open(sys.argv[2]).read()
+    j = json.loads(t[t.index("{"):])["jobs"][0]
 except Exception as e:
     print("no fio JSON output: %s" % e)
     sys.exit(1)
