@@ -613,6 +613,39 @@ scif_one()
 	return 1
 }
 
+# rounds TRY ITEM...: RUNS good runs of each ITEM, tried in turn rather
+# than one ITEM after the other, so the figures compared with each other
+# are taken at the same times: each round gives every ITEM still short
+# of RUNS good runs, and with fewer than MAX_ATTEMPTS tries, one call
+# "TRY ITEM TRIES" (TRIES counts this one). TRY's status: 0 a good run,
+# 1 a failed one, 2 a failed one that further tries would only repeat
+# (ITEM is given up). Stops early, before a try, once TIMEOUTS has
+# reached MAX_TIMEOUTS. ROUNDS_GOOD[ITEM] holds the good runs after.
+declare -A ROUNDS_GOOD=()
+rounds()
+{
+	local try=$1 round more item
+	local -A tries=()
+
+	shift
+	ROUNDS_GOOD=()
+	for ((round = 1; round <= MAX_ATTEMPTS; round++)); do
+		more=0
+		for item in "$@"; do
+			[ "${ROUNDS_GOOD[$item]:-0}" -lt "$RUNS" ] || continue
+			[ "${tries[$item]:-0}" -lt "$MAX_ATTEMPTS" ] || continue
+			[ "$TIMEOUTS" -lt "$MAX_TIMEOUTS" ] || return 0
+			more=1 tries[$item]=$((${tries[$item]:-0} + 1))
+			"$try" "$item" "${tries[$item]}"
+			case $? in
+			0) ROUNDS_GOOD[$item]=$((${ROUNDS_GOOD[$item]:-0} + 1)) ;;
+			2) tries[$item]=$MAX_ATTEMPTS ;;
+			esac
+		done
+		[ "$more" = 1 ] || break
+	done
+}
+
 # scif_refs: the perftest cells ("TOOL SIZE" lines) a SCIF target is
 # read against: ib_send_lat at 2 B (when the matrix has it) for
 # scif_send_lat, ib_write_bw and ib_read_bw at each SCIF size.
@@ -639,45 +672,42 @@ scif_refs()
 # "-", SCIF is not measured and only the perftest cells run.
 scif()
 {
-	local key=$1 start=$SECONDS round ref more
-	local sgood=0 stries=0 measure=1
-	local -A rgood=() rtries=()
-	local -a refs
+	local key=$1 start=$SECONDS ref measure=0
+	local -a refs items scif_argv=("$@")
 
 	mapfile -t refs < <(scif_refs)
+	items=("${refs[@]}")
 	if [ "$2" = - ]; then
-		measure=0
+		:
 	elif [ ! -c /dev/scif ]; then
 		say "note $key SCIF not measured: no /dev/scif (scire_scif not loaded)"
-		measure=0
+	else
+		items+=(scif_bench) measure=1
 	fi
 	TIMEOUTS=0
-	for ((round = 1; round <= MAX_ATTEMPTS; round++)); do
-		more=0
-		for ref in "${refs[@]}"; do
-			if [ "${rgood[$ref]:-0}" -ge "$RUNS" ] || [ "${rtries[$ref]:-0}" -ge "$MAX_ATTEMPTS" ]; then
-				continue
-			fi
-			[ "$TIMEOUTS" -lt "$MAX_TIMEOUTS" ] || break 2
-			more=1 rtries[$ref]=$((${rtries[$ref]:-0} + 1))
-			# shellcheck disable=SC2086 # "TOOL SIZE"
-			one_run "$key" $ref && rgood[$ref]=$((${rgood[$ref]:-0} + 1))
-		done
-		if [ "$measure" = 1 ] && [ "$sgood" -lt "$RUNS" ] && [ "$stries" -lt "$MAX_ATTEMPTS" ]; then
-			[ "$TIMEOUTS" -lt "$MAX_TIMEOUTS" ] || break
-			more=1 stries=$((stries + 1))
-			scif_one "$@" && sgood=$((sgood + 1))
-		fi
-		[ "$more" = 1 ] || break
-	done
+	rounds scif_try "${items[@]}"
 	if [ "$TIMEOUTS" -ge "$MAX_TIMEOUTS" ]; then
 		for ref in "${refs[@]}"; do
-			[ "${rgood[$ref]:-0}" -ge "$RUNS" ] ||
+			[ "${ROUNDS_GOOD[$ref]:-0}" -ge "$RUNS" ] ||
 				say "fail $key $ref not run: the last $TIMEOUTS runs of ($key) timed out"
 		done
 	fi
 	if [ "$measure" = 1 ]; then
 		say "note $key SCIF (scif_bench) and its perftest cells took $((SECONDS - start)) s"
+	fi
+}
+
+# scif_try ITEM TRIES: rounds' TRY for scif(), whose arguments it finds
+# in scif_argv: one scif_bench run (ITEM scif_bench), or one run of the
+# perftest cell ITEM ("TOOL SIZE"). A timeout counts as a failed run
+# (one_run and scif_one count it in TIMEOUTS).
+scif_try()
+{
+	if [ "$1" = scif_bench ]; then
+		scif_one "${scif_argv[@]}" || return 1
+	else
+		# shellcheck disable=SC2086 # "TOOL SIZE"
+		one_run "${scif_argv[0]}" $1 || return 1
 	fi
 }
 

@@ -159,38 +159,40 @@ SCALE_MARGIN=1
 # compared is then measured at the same times.
 scale_qps()
 {
-	local key=$1 n round more why val rc
-	local -A good=() tries=()
-	local -a args
+	# rounds() stops at MAX_TIMEOUTS; these runs do not count timeouts
+	# there (a timed-out N is given up by itself, below).
+	local scale_key=$1 TIMEOUTS=0
+	local -a scale_args
 
 	shift
-	args=(-F -D $((BW_SECS + 2 * SCALE_MARGIN)) -f "$SCALE_MARGIN")
-	for ((round = 1; round <= MAX_ATTEMPTS; round++)); do
-		more=0
-		for n in "$@"; do
-			[ "${good[$n]:-0}" -lt "$RUNS" ] || continue
-			[ "${tries[$n]:-0}" -lt "$MAX_ATTEMPTS" ] || continue
-			more=1 tries[$n]=$((${tries[$n]:-0} + 1))
-			PORT=$((PORT + 1)) TMO=$RUN_TIMEOUT
-			why=$(pair ib_write_bw "${args[@]}" -s 65536 -q "$n")
-			rc=$?
-			if [ "$rc" = 0 ] &&
-				val=$(perftest_value ib_write_bw 65536 "$BW_SECS" "$(cat "$scratch/client")"); then
-				say "scale $key ib_write_bw_qps $n ${val%% *}"
-				good[$n]=$((${good[$n]:-0} + 1))
-				continue
-			fi
-			[ "$rc" = 0 ] && why=$val
-			say "note $key ib_write_bw -q $n try ${tries[$n]} failed: ${why//$'\n'/ }"
-			# A timeout: the next tries of this N would only time out too.
-			[ "$rc" != 2 ] || tries[$n]=$MAX_ATTEMPTS
-			[ "${good[$n]:-0}" -gt 0 ] || [ "${tries[$n]}" -lt "$MAX_ATTEMPTS" ] ||
-				scale_fail "$key" ib_write_bw_qps "$n" \
-					"no good run of ib_write_bw ${args[*]} -s 65536 -q $n in ${tries[$n]} tries" \
-					"$scratch/server" "$scratch/client"
-		done
-		[ "$more" = 1 ] || break
-	done
+	scale_args=(-F -D $((BW_SECS + 2 * SCALE_MARGIN)) -f "$SCALE_MARGIN")
+	rounds scale_try "$@"
+}
+
+# scale_try N TRIES: rounds' TRY for scale_qps() (its scale_key and
+# scale_args): one ib_write_bw -q N; a timeout gives N up, as its next
+# tries would only time out too.
+scale_try()
+{
+	local n=$1 try=$2 why val rc
+
+	PORT=$((PORT + 1)) TMO=$RUN_TIMEOUT
+	why=$(pair ib_write_bw "${scale_args[@]}" -s 65536 -q "$n")
+	rc=$?
+	if [ "$rc" = 0 ] &&
+		val=$(perftest_value ib_write_bw 65536 "$BW_SECS" "$(cat "$scratch/client")"); then
+		say "scale $scale_key ib_write_bw_qps $n ${val%% *}"
+		return 0
+	fi
+	[ "$rc" = 0 ] && why=$val
+	say "note $scale_key ib_write_bw -q $n try $try failed: ${why//$'\n'/ }"
+	if [ "${ROUNDS_GOOD[$n]:-0}" = 0 ] && { [ "$rc" = 2 ] || [ "$try" -ge "$MAX_ATTEMPTS" ]; }; then
+		scale_fail "$scale_key" ib_write_bw_qps "$n" \
+			"no good run of ib_write_bw ${scale_args[*]} -s 65536 -q $n in $try tries" \
+			"$scratch/server" "$scratch/client"
+	fi
+	[ "$rc" != 2 ] || return 2
+	return 1
 }
 
 # scale KEY DEV GID: the scale rows for device DEV (port 1, GID index
