@@ -420,8 +420,14 @@ static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 		}
 	}
 	scire_comp_advance(qp, base, psn + 1);
-	if (last)
+	if (last) {
 		scire_comp_retire(qp, IB_WC_SUCCESS, w->len);
+		/*
+		 * A WQE that failed while the READ was outstanding is the
+		 * head now, and no ACK is coming that would complete it.
+		 */
+		scire_comp_head_error(qp);
+	}
 }
 
 /* ATOMIC ACKNOWLEDGE: the original remote value (IBA 9.5.3, 9.7.5.1.3). */
@@ -448,6 +454,8 @@ static void scire_comp_atomic(struct scire_qp *qp, struct sk_buff *skb,
 	}
 	scire_comp_advance(qp, base, psn + 1);
 	scire_comp_retire(qp, IB_WC_SUCCESS, sizeof(orig));
+	/* As after a READ: a WQE that failed behind it is the head now. */
+	scire_comp_head_error(qp);
 }
 
 /* RNR NAK: wait, then send again from @psn (IBA 9.7.5.2.8). */

@@ -1005,6 +1005,78 @@ out:
 	return ret;
 }
 
+/*
+ * A REG_MR that fails (its MR is registered) behind an RDMA READ still
+ * outstanding: the READ completes, the REG_MR completes in error right
+ * after it, with no ACK to come, and the SEND behind it is flushed.
+ */
+static int kt_test_fail_behind_read(struct kt *kt)
+{
+	struct ib_sge rsge = kt_sge(kt, &kt->dst, 0, 512);
+	struct ib_sge ssge = kt_sge(kt, &kt->src, 0, 64);
+	struct ib_send_wr send = {
+		.wr_id = 0x823,
+		.sg_list = &ssge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_reg_wr reg = {
+		.wr = {
+			.next = &send,
+			.wr_id = 0x822,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.access = KT_MR_ACCESS,
+	};
+	struct ib_rdma_wr read = {
+		.wr = {
+			.next = &reg.wr,
+			.wr_id = 0x821,
+			.sg_list = &rsge,
+			.num_sge = 1,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	struct ib_wc wc;
+	int ret;
+
+	ret = kt_pair_create(kt);
+	if (ret)
+		return ret;
+	ret = -EIO;
+	if (kt_mr_rereg(kt, 1, "REG_MR before a READ", KT_MR_ACCESS))
+		goto out;
+	kt_pages_set(kt, 17);
+	memset(kt->dst.va, 0, KT_BUF_LEN);
+	read.remote_addr = kt->mr->iova + 40;
+	read.rkey = kt->mr->rkey;
+	reg.mr = kt->mr;
+	reg.key = kt->mr->rkey;
+	kt->mr_state = KT_MR_UNKNOWN;
+	if (kt_post_send(kt, 0, "READ, REG_MR of a registered MR, SEND", &read.wr) ||
+	    kt_expect(kt, 0, "READ before a failing REG_MR", 0x821,
+		      IB_WC_SUCCESS, IB_WC_RDMA_READ, &wc) ||
+	    kt_expect(kt, 0, "REG_MR of a registered MR behind a READ", 0x822,
+		      IB_WC_LOC_QP_OP_ERR, -1, &wc) ||
+	    kt_expect(kt, 0, "SEND after the failed REG_MR", 0x823,
+		      IB_WC_WR_FLUSH_ERR, -1, &wc))
+		goto out;
+	kt_same(kt, "READ before a failing REG_MR", kt->dst.va,
+		kt->img + KT_MR_HEAD + 40, 512);
+	if (!kt_check(kt, kt_qp_state(kt->qp[0]) == IB_QPS_ERR,
+		      "failed REG_MR behind a READ: QP in state %d, expected ERR (%d)",
+		      kt_qp_state(kt->qp[0]), IB_QPS_ERR))
+		goto out;
+	if (!kt_expect_none(kt, 0, "after the failed REG_MR behind a READ"))
+		ret = 0;
+out:
+	kt_pair_destroy(kt);
+	return ret;
+}
+
 /* One atomic from qp[0] on the MR word at @off; @orig is what it held. */
 static int kt_atomic(struct kt *kt, const char *what, u64 wr_id,
 		     enum ib_wr_opcode opcode, u64 off, u64 compare_add,
@@ -1294,6 +1366,7 @@ static int __init kt_init(void)
 		kt_test_local_inv(kt);
 		kt_test_send_inv(kt);
 		kt_test_reg_behind(kt);
+		kt_test_fail_behind_read(kt);
 		kt_test_atomic(kt);
 		kt_test_flush(kt);
 	}
