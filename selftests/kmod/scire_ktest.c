@@ -7,9 +7,9 @@
  * local_dma_lkey, RDMA WRITE and READ through a fast-registration MR
  * (ib_map_mr_sg + IB_WR_REG_MR), LOCAL_INV and SEND_WITH_INV (the rkey is
  * refused afterwards and nothing is written), REG_MR posted behind a SEND
- * that is still outstanding (completions in order, in error too),
- * FETCH_AND_ADD and CMP_AND_SWP, and the flush of posted WQEs when a QP
- * enters ERR.
+ * that is still outstanding (completions in order, in error too) and a
+ * failing one behind a READ, FETCH_AND_ADD and CMP_AND_SWP, and the flush
+ * of posted WQEs when a QP enters ERR.
  *
  *   insmod scire_ktest.ko dev=scire0
  *
