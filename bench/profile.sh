@@ -45,6 +45,12 @@
 #                    half starts)
 #   qp64             ib_write_bw -s 65536 -q 64 on scire0 (fast path on),
 #                    then -q 1
+#   veth-bw          ib_write_bw -s 65536 from scireB (netns nsB) to
+#                    scireA (netns nsA) over a veth pair at MTU 9000, as
+#                    make bench's column (c) sets it up, then (with
+#                    PROFILE_RXE=1, the default) the same on rxe0 on eth0
+#                    talking to itself, column (a), which (c) is read
+#                    against (scire0 deleted, added again after)
 #   pair-bw          ib_write_bw -s 65536 across the VM pair, server on
 #                    host a, client on host b; each host profiles itself
 #                    (on scire0, or PROFILE_PAIR_DEV: rxe0 with
@@ -387,6 +393,32 @@ perftest()
 	report "$name"
 }
 
+# perftest_ns NAME NS_S DEV_S GID_S IP_S NS_C DEV_C GID_C TOOL ARG...: a bw
+# TOOL's server on DEV_S in netns NS_S and its client on DEV_C in NS_C,
+# connecting to IP_S, for RUN_SECS; the window WARMUP s after the client
+# starts. Prints the client's output.
+perftest_ns()
+{
+	local name=$1 ns_s=$2 dev_s=$3 gid_s=$4 ip_s=$5 ns_c=$6 dev_c=$7 gid_c=$8 tool=$9 spid cpid
+
+	shift 9
+	PORT=$((PORT + 1))
+	timeout -k 5 $((RUN_SECS + 60)) ip netns exec "$ns_s" "$tool" -d "$dev_s" -x "$gid_s" -p "$PORT" "$@" \
+		-D "$RUN_SECS" >"$scratch/server" 2>&1 &
+	spid=$!
+	wait_for 30 tcp_listening_ns "$ns_s" "$PORT" || warn "$name: the $tool server does not listen"
+	timeout -k 5 $((RUN_SECS + 60)) ip netns exec "$ns_c" "$tool" -d "$dev_c" -x "$gid_c" -p "$PORT" "$@" \
+		-D "$RUN_SECS" "$ip_s" >"$scratch/client" 2>&1 &
+	cpid=$!
+	sleep "$WARMUP"
+	window "$name" "$cpid"
+	wait "$cpid" || warn "$name: client exit status $?"
+	wait "$spid" || warn "$name: server exit status $?"
+	say "$name: $tool -d $dev_c -x $gid_c $* -D $RUN_SECS $ip_s (client's output; server on $dev_s in $ns_s)"
+	grep -v -e '^ *-\{10,\}' "$scratch/client" | tail -n 8
+	report "$name"
+}
+
 # quick_lat DEV: ib_write_lat -s 2 -n 10000 unprofiled (make bench's tail
 # cell), for the figure the window's workload is to be read against.
 quick_lat()
@@ -511,6 +543,45 @@ wl_scif_rma()
 {
 	scif_loop scif-rma 2399 scif_writeto_bw "writeto part" -t "$RUN_SECS" -n 10 \
 		-s "${SCIF_RMA_SIZE:-64K}" -r 0
+}
+
+# veth-bw: column (c), ib_write_bw -s 65536 between two scire devices in
+# two namespaces over a veth pair, then column (a) on rxe0. The topology
+# is built in a subshell, as bench/run-guest.sh builds it: lib.sh's topo_*
+# helpers exit on error, and the trap tears down what was set up.
+wl_veth_bw()
+{
+	(
+		trap 'topo_teardown >/dev/null 2>&1' EXIT
+		topo_scire_pair 9000 >"$scratch/topo" 2>&1 ||
+			{ warn "veth-bw: no veth pair: $(tr '\n' ' ' <"$scratch/topo" | cut -c1-300)"; exit 1; }
+		say "veth-bw: $TOPO_DEV_A ($TOPO_NS_A, $TOPO_IP_A, server) <- $TOPO_DEV_B ($TOPO_NS_B, client), active MTU $(dev_active_mtu "$TOPO_DEV_A")"
+		perftest_ns veth-bw-scire "$TOPO_NS_A" "$TOPO_DEV_A" "$TOPO_GID_A" "$TOPO_IP_A" \
+			"$TOPO_NS_B" "$TOPO_DEV_B" "$TOPO_GID_B" ib_write_bw -s 65536 -F
+		say "veth-bw: veth packets sent over the run: $(in_ns "$TOPO_NS_A" cat "/sys/class/net/$TOPO_IF_A/statistics/tx_packets") by $TOPO_IF_A, $(in_ns "$TOPO_NS_B" cat "/sys/class/net/$TOPO_IF_B/statistics/tx_packets") by $TOPO_IF_B; drops: $(in_ns "$TOPO_NS_A" cat "/sys/class/net/$TOPO_IF_A/statistics/tx_dropped") and $(in_ns "$TOPO_NS_B" cat "/sys/class/net/$TOPO_IF_B/statistics/tx_dropped")"
+		exit $bad
+	) || bad=1
+	[ "${PROFILE_RXE:-1}" = 1 ] || return 0
+	rxe_self veth-bw-rxe ib_write_bw -s 65536 -F
+}
+
+# rxe_self NAME TOOL ARG...: perftest NAME on rxe0 on eth0 talking to
+# itself (make bench's column (a)), with scire0 deleted for the run and
+# added again after.
+rxe_self()
+{
+	local out
+
+	if ! out=$({ timeout 60 rdma link delete scire0 && modprobe rdma_rxe &&
+		timeout 60 rdma link add rxe0 type rxe netdev eth0; } 2>&1); then
+		warn "$1: rxe0 on eth0: $out"
+	else
+		wait_for 10 port_active rxe0
+		perftest "$1" rxe0 "${@:2}"
+	fi
+	rdma_has rxe0 && timeout 60 rdma link delete rxe0
+	[ ! -d /sys/module/rdma_rxe ] || wait_for 10 timeout 10 rmmod rdma_rxe || warn "rmmod rdma_rxe failed"
+	rdma_has scire0 || timeout 60 rdma link add scire0 type scire netdev eth0 || warn "cannot add scire0 again"
 }
 
 wl_qp64()
@@ -648,10 +719,11 @@ for w in "$@"; do
 	nvmeof-seqwrite) nvmeof "$w" write 1048576 8 ;;
 	scif-rma) wl_scif_rma ;;
 	qp64) wl_qp64 ;;
+	veth-bw) wl_veth_bw ;;
 	pair-bw) wl_pair_bw ;;
 	pair-nvmeof-randread) wl_pair_nvmeof "$w" randread 4096 32 ;;
 	pair-nvmeof-randwrite) wl_pair_nvmeof "$w" randwrite 4096 32 ;;
-	*) warn "unknown workload $w (wire-lat fast-lat nvmeof-randread nvmeof-seqwrite scif-send scif-rma qp64 pair-bw pair-nvmeof-randread pair-nvmeof-randwrite)" ;;
+	*) warn "unknown workload $w (wire-lat fast-lat nvmeof-randread nvmeof-seqwrite scif-send scif-rma qp64 veth-bw pair-bw pair-nvmeof-randread pair-nvmeof-randwrite)" ;;
 	esac
 done
 rm -rf "$scratch"
