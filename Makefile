@@ -131,8 +131,9 @@ check:
 	@scripts/check
 
 # make check with what it leaves out for its time (the README, Checks): the
-# one-host NFS over RDMA, iSER and SRP tests in the stock boot, and pair/90's
-# lossy-wire runs both ways.
+# one-host NFS over RDMA, iSER and SRP tests and the one-kernel rdma_rxe
+# interop tests (91, 92) in the stock boot, and pair/90's lossy-wire runs
+# both ways.
 check-full:
 	@SCIRE_FULL=1 scripts/check
 
