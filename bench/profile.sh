@@ -435,9 +435,29 @@ quick_lat()
 	wait "$spid"
 }
 
+# rxe_self NAME COMMAND...: run COMMAND with rxe0 on eth0 (make bench's
+# column (a)) in scire0's place: scire0 is deleted first and added again
+# after. NAME is the workload, for the notes.
+rxe_self()
+{
+	local name=$1 out
+
+	shift
+	if ! out=$({ timeout 60 rdma link delete scire0 && modprobe rdma_rxe &&
+		timeout 60 rdma link add rxe0 type rxe netdev eth0; } 2>&1); then
+		warn "$name: rxe0 on eth0: $out"
+	else
+		wait_for 10 port_active rxe0
+		"$@"
+	fi
+	rdma_has rxe0 && timeout 60 rdma link delete rxe0
+	[ ! -d /sys/module/rdma_rxe ] || wait_for 10 timeout 10 rmmod rdma_rxe || warn "rmmod rdma_rxe failed"
+	rdma_has scire0 || timeout 60 rdma link add scire0 type scire netdev eth0 || warn "cannot add scire0 again"
+}
+
 wl_wire_lat()
 {
-	local fp out
+	local fp
 
 	[ -w "$FAST_PATH" ] || { warn "wire-lat: no writable $FAST_PATH"; return 1; }
 	fp=$(cat "$FAST_PATH")
@@ -447,17 +467,13 @@ wl_wire_lat()
 	perftest wire-lat-scire scire0 ib_write_lat -s 2 -F
 	echo "$fp" >"$FAST_PATH"
 	[ "${PROFILE_RXE:-1}" = 1 ] || return 0
-	if ! out=$({ timeout 60 rdma link delete scire0 && modprobe rdma_rxe &&
-		timeout 60 rdma link add rxe0 type rxe netdev eth0; } 2>&1); then
-		warn "wire-lat: rxe0 on eth0: $out"
-	else
-		wait_for 10 port_active rxe0
-		quick_lat rxe0
-		perftest wire-lat-rxe rxe0 ib_write_lat -s 2 -F
-	fi
-	rdma_has rxe0 && timeout 60 rdma link delete rxe0
-	[ ! -d /sys/module/rdma_rxe ] || wait_for 10 timeout 10 rmmod rdma_rxe || warn "rmmod rdma_rxe failed"
-	rdma_has scire0 || timeout 60 rdma link add scire0 type scire netdev eth0 || warn "cannot add scire0 again"
+	rxe_self wire-lat wire_lat_rxe
+}
+
+wire_lat_rxe()
+{
+	quick_lat rxe0
+	perftest wire-lat-rxe rxe0 ib_write_lat -s 2 -F
 }
 
 # nvmeof NAME RW BS DEPTH: fio over NVMe-oF on scire0 (bench/ulp.sh's
@@ -562,26 +578,7 @@ wl_veth_bw()
 		exit $bad
 	) || bad=1
 	[ "${PROFILE_RXE:-1}" = 1 ] || return 0
-	rxe_self veth-bw-rxe ib_write_bw -s 65536 -F
-}
-
-# rxe_self NAME TOOL ARG...: perftest NAME on rxe0 on eth0 talking to
-# itself (make bench's column (a)), with scire0 deleted for the run and
-# added again after.
-rxe_self()
-{
-	local out
-
-	if ! out=$({ timeout 60 rdma link delete scire0 && modprobe rdma_rxe &&
-		timeout 60 rdma link add rxe0 type rxe netdev eth0; } 2>&1); then
-		warn "$1: rxe0 on eth0: $out"
-	else
-		wait_for 10 port_active rxe0
-		perftest "$1" rxe0 "${@:2}"
-	fi
-	rdma_has rxe0 && timeout 60 rdma link delete rxe0
-	[ ! -d /sys/module/rdma_rxe ] || wait_for 10 timeout 10 rmmod rdma_rxe || warn "rmmod rdma_rxe failed"
-	rdma_has scire0 || timeout 60 rdma link add scire0 type scire netdev eth0 || warn "cannot add scire0 again"
+	rxe_self veth-bw perftest veth-bw-rxe rxe0 ib_write_bw -s 65536 -F
 }
 
 wl_qp64()
