@@ -25,7 +25,7 @@ CACHE		?= $(or $(SCIRE_CACHE),$(HOME)/.cache/scire)
 LINUX_SRC	?= $(CACHE)/linux-source-6.1
 CHECKPATCH	?= $(LINUX_SRC)/scripts/checkpatch.pl
 
-KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/scif/*.c kernel/scif/*.h \
+KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/ib/*.c kernel/scif/*.c kernel/scif/*.h \
 	   kunit/*.c)) \
 	   include/uapi/rdma/scire-abi.h include/uapi/rdma/scire-scif-abi.h
 

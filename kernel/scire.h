@@ -111,7 +111,7 @@
  *				responder in the requester's call, with no
  *				unit at all (scire_resp_direct()).
  * @SCIRE_CNT_TRAPS_SENT:	scire_ib: Trap() SMPs the SMA posted, each
- *				repetition counted (scire_ib_trap.c).
+ *				repetition counted (ib/scire_ib_trap.c).
  * @SCIRE_CNT_TRAPS_REPRESSED:	scire_ib: traps the SM repressed (a
  *				TrapRepress of the pending trap's TID).
  * @SCIRE_CNT_TRAPS_ABANDONED:	scire_ib: traps given up unrepressed after
@@ -202,7 +202,7 @@ enum scire_link {
  * struct scire_ib_port - what the subnet manager sets and reads on a
  * scire_ib port: the PortInfo, P_KeyTable and SLtoVLMappingTable
  * attributes of IBA 14.2.5 that are not derived from the netdev. All of it
- * is protected by scire_dev.port_lock; scire_mad.c is the SMA that changes it.
+ * is protected by scire_dev.port_lock; ib/scire_mad.c is the SMA that changes it.
  * @mkey:		M_Key (IBA 14.2.4), big endian as on the wire.
  * @gid_prefix:		GID prefix (subnet prefix), big endian.
  * @lid:		base LID; 0 until the SM assigns one.
@@ -285,7 +285,7 @@ struct scire_ib_port {
 
 /**
  * struct scire_ib_trap - the trap the SMA of a scire_ib port repeats until
- * the SM represses it (IBA 13.4.9, 14.2.5.1; scire_ib_trap.c). All but
+ * the SM represses it (IBA 13.4.9, 14.2.5.1; ib/scire_ib_trap.c). All but
  * @work is under scire_dev.port_lock.
  * @agent:	the QP0 send agent the traps go out through; NULL before the
  *		MAD layer has the port and again once teardown has begun.
@@ -307,7 +307,7 @@ struct scire_ib_trap {
 
 /**
  * enum scire_pma_counter - the PMA's counters (IBA 16.1.3.5), each derived
- * from the device's hw counters in scire_mad.c.
+ * from the device's hw counters in ib/scire_mad.c.
  * @SCIRE_PMA_XMIT_DATA:	PortXmitData, 4-byte words.
  * @SCIRE_PMA_RCV_DATA:		PortRcvData, 4-byte words.
  * @SCIRE_PMA_XMIT_PKTS:	PortXmitPkts.
@@ -329,7 +329,7 @@ enum scire_pma_counter {
 /**
  * struct scire_ib_pma_base - what the PMA's counters read when a Set of
  * PortCounters or PortCountersExtended last cleared them; the PMA reports
- * the device's counters minus these (scire_mad.c). Under
+ * the device's counters minus these (ib/scire_mad.c). Under
  * scire_dev.port_lock.
  * @cnt:	indexed by enum scire_pma_counter.
  */
@@ -350,7 +350,7 @@ struct scire_ib_pma_base {
  *		DOWN without carrier, then INIT and what the SM sets.
  * @ib:		scire_ib only: the port's subnet management state.
  * @ib_pma:	scire_ib only: the PMA's counter baselines.
- * @ib_sock:	scire_ib only: the device's UDP socket (scire_ib_net.c).
+ * @ib_sock:	scire_ib only: the device's UDP socket (ib/scire_ib_net.c).
  * @ib_hello:	scire_ib only: the once-a-second HELLO and link check.
  * @ib_trap:	scire_ib only: the SMA's pending trap.
  * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
@@ -1081,7 +1081,7 @@ static inline bool scire_port_up(struct scire_dev *sdev)
 int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 		  enum scire_link link);
 
-/* scire_ib.c */
+/* ib/scire_ib.c */
 extern const struct ib_device_ops scire_ib_dev_ops;
 void scire_ib_port_init(struct scire_dev *sdev);
 void scire_ib_port_update(struct scire_dev *sdev);
@@ -1095,7 +1095,7 @@ enum ib_mtu scire_ib_mtu_cap(const struct scire_dev *sdev);
 int scire_ib_register_link(void);
 void scire_ib_unregister_link(void);
 
-/* scire_ib_net.c */
+/* ib/scire_ib_net.c */
 extern const struct attribute_group *scire_ib_port_groups[];
 unsigned int scire_ib_headroom(void);
 u8 scire_ib_link_phys_state(const struct scire_dev *sdev);
@@ -1108,7 +1108,7 @@ int scire_ib_net_open(struct scire_dev *sdev);
 void scire_ib_net_start(struct scire_dev *sdev);
 void scire_ib_net_close(struct scire_dev *sdev);
 
-/* scire_ib_trap.c */
+/* ib/scire_ib_trap.c */
 struct ib_smp;
 void scire_ib_trap_init(struct scire_dev *sdev);
 void scire_ib_trap_local_changes(struct scire_dev *sdev, u16 change_flags);
@@ -1116,7 +1116,7 @@ void scire_ib_trap_repress(struct scire_dev *sdev, const struct ib_smp *smp);
 int scire_ib_trap_register(void);
 void scire_ib_trap_unregister(void);
 
-/* scire_mad.c */
+/* ib/scire_mad.c */
 int scire_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
 		      const struct ib_mad *in, struct ib_mad *out,

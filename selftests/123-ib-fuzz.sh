@@ -3,7 +3,7 @@
 #
 # Forged and malformed traffic on a scire_ib link (docs/scire_ib.md,
 # issue 17): the link layer's receive checks and the SMA and PMA of
-# kernel/scire_mad.c against a hostile neighbour.
+# kernel/ib/scire_mad.c against a hostile neighbour.
 #
 # sib0 and sib1 are linked as in 121; opensm on sib0 makes both ACTIVE
 # and sets an M_Key with protect bits 2 on them. With opensm stopped and
