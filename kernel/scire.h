@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/siphash.h>
 #include <linux/sizes.h>
 #include <linux/completion.h>
 #include <linux/error-injection.h>
@@ -354,8 +355,11 @@ struct scire_ib_pma_base {
  * @ib_hello:	scire_ib only: the once-a-second HELLO and link check.
  * @ib_trap:	scire_ib only: the SMA's pending trap.
  * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
- * @mr_next:	cyclic allocation cursor for @mr_xa.
- * @key_gen:	low byte of the next key, so a recycled index gets a new key.
+ * @key_secret:	random at device creation: keys the permutation that turns
+ *		@key_count into a key index and the key byte of each index
+ *		(scire_key_reserve()), so that keys cannot be guessed from
+ *		other keys of the device.
+ * @key_count:	keys handed out so far; changed under @mr_xa's lock.
  * @cq_xa:	CQs by CQ number.
  * @cq_next:	cyclic allocation cursor for @cq_xa.
  * @qp_xa:	QPs by QP number (2..2^24-1; QP1 is the GSI QP). Readers
@@ -397,8 +401,8 @@ struct scire_dev {
 	struct scire_ib_trap ib_trap;
 
 	struct xarray mr_xa;
-	u32 mr_next;
-	u8 key_gen;
+	siphash_key_t key_secret;
+	u64 key_count;
 	struct xarray cq_xa;
 	u32 cq_next;
 	struct xarray qp_xa;

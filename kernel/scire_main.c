@@ -11,6 +11,7 @@
  */
 #include <linux/module.h>
 #include <linux/if_arp.h>
+#include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 
@@ -227,6 +228,7 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 	spin_lock_init(&sdev->port_lock);
 	sdev->port_state = scire_netdev_port_state(ndev);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	get_random_bytes(&sdev->key_secret, sizeof(sdev->key_secret));
 	xa_init_flags(&sdev->cq_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC);

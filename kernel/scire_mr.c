@@ -91,31 +91,84 @@ static bool scire_range_ok(u64 start, u64 length, u64 iova, u64 len)
 	       len <= length - (iova - start);
 }
 
+/* Key indices are 24 bits; index 0 is never used (XA_FLAGS_ALLOC1). */
+#define SCIRE_KEY_INDEX_BITS	24
+#define SCIRE_KEY_HALF_BITS	(SCIRE_KEY_INDEX_BITS / 2)
+#define SCIRE_KEY_HALF_MASK	(BIT(SCIRE_KEY_HALF_BITS) - 1)
+/* Occupied indices skipped before giving up; each is at most 1/16 likely. */
+#define SCIRE_KEY_TRIES		64
+
 /*
- * Reserve a key-table index and choose the key's generation byte. The
- * entry is stored by scire_key_publish() once the object is ready.
+ * scire_key_index() - the key index of the @n-th key of a cycle: a keyed
+ * permutation of [0, 2^24), four rounds of a Feistel network on 12-bit
+ * halves with SipHash as the round function. Being a permutation, each
+ * index comes once per cycle of 2^24 keys; being keyed by a secret, the
+ * next index cannot be told from the ones seen.
+ */
+static u32 scire_key_index(const siphash_key_t *secret, u32 n)
+{
+	u32 left = (n >> SCIRE_KEY_HALF_BITS) & SCIRE_KEY_HALF_MASK;
+	u32 right = n & SCIRE_KEY_HALF_MASK;
+	u32 round, next;
+
+	for (round = 0; round < 4; round++) {
+		next = left ^ (siphash_2u32(right, round, secret) &
+			       SCIRE_KEY_HALF_MASK);
+		left = right;
+		right = next;
+	}
+	return left << SCIRE_KEY_HALF_BITS | right;
+}
+
+/*
+ * scire_key_reserve() - reserve a key-table index and choose the key.
+ *
+ * The key of an MR or memory window is index << 8 | key byte. The index
+ * is the device's next count run through scire_key_index(), so it is
+ * spread over the 24-bit space in an order only the device knows, and an
+ * index comes back only after 2^24 more keys. The key byte of an index is
+ * a keyed hash of it plus the cycle of the count, so it is unpredictable
+ * too, and a reused index never gets the byte it had the time before: a
+ * stale rkey does not resolve. The entry is stored by scire_key_publish()
+ * once the object is ready.
+ *
+ * Return: 0, -ENOMEM when the device has SCIRE_MAX_MR keys or no free
+ * index was found, or the xarray's error.
  */
 static noinline int scire_key_reserve(struct scire_dev *sdev, u32 *key)
 {
-	u32 index;
-	int ret;
+	u32 index, tries;
+	u64 count;
+	int ret = -ENOMEM;
 
-	if (atomic_inc_return(&sdev->num_mr) > SCIRE_MAX_MR) {
-		atomic_dec(&sdev->num_mr);
-		return -ENOMEM;
+	if (atomic_inc_return(&sdev->num_mr) > SCIRE_MAX_MR)
+		goto out;
+	for (tries = 0; tries < SCIRE_KEY_TRIES; tries++) {
+		/* The count is serialised by the xarray lock. */
+		xa_lock(&sdev->mr_xa);
+		count = sdev->key_count++;
+		xa_unlock(&sdev->mr_xa);
+		index = scire_key_index(&sdev->key_secret,
+					lower_32_bits(count) &
+					(BIT(SCIRE_KEY_INDEX_BITS) - 1));
+		if (!index)
+			continue;
+		/* A NULL entry reserves the slot; -EBUSY if it is taken. */
+		ret = xa_insert(&sdev->mr_xa, index, NULL, GFP_KERNEL);
+		if (ret == -EBUSY)
+			continue;
+		if (ret)
+			break;
+		*key = index << 8 |
+		       (u8)(siphash_2u32(index, 4, &sdev->key_secret) +
+			    (count >> SCIRE_KEY_INDEX_BITS));
+		return 0;
 	}
-	ret = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
-			      XA_LIMIT(1, (1U << 24) - 1), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (ret < 0) {
-		atomic_dec(&sdev->num_mr);
-		return ret;
-	}
-	/* Serialised by the xarray lock, so generations do not repeat. */
-	xa_lock(&sdev->mr_xa);
-	*key = index << 8 | sdev->key_gen++;
-	xa_unlock(&sdev->mr_xa);
-	return 0;
+	if (ret == -EBUSY)
+		ret = -ENOMEM;
+out:
+	atomic_dec(&sdev->num_mr);
+	return ret;
 }
 
 ALLOW_ERROR_INJECTION(scire_key_reserve, ERRNO);

@@ -9,8 +9,10 @@
  * registration rights rule, scire_mr_lookup()'s decisions (PD, range,
  * rights, state) and scire_mr_copy()/scire_mr_atomic() on a fast-reg MR
  * between guard pages.
- * scire_key: key = index << 8 | generation; a reused index gets a new
- * generation and the old key no longer resolves; window keys resolve for
+ * scire_key: key = index << 8 | key byte, both drawn from a keyed
+ * permutation and hash, so that keys do not follow from each other; an
+ * index comes back only in the next cycle of 2^24 keys, with another key
+ * byte, and the old key no longer resolves; window keys resolve for
  * remote access only. Included at the end of kernel/scire_mr.c when the
  * kernel has KUnit.
  *
@@ -44,6 +46,7 @@ static int scire_test_mr_init(struct kunit *test)
 	if (!env->sdev || !env->pd || !env->pd2)
 		return -ENOMEM;
 	xa_init_flags(&env->sdev->mr_xa, XA_FLAGS_ALLOC1);
+	get_random_bytes(&env->sdev->key_secret, sizeof(env->sdev->key_secret));
 	env->pd->ibpd.device = &env->sdev->ibdev;
 	env->pd2->ibpd.device = &env->sdev->ibdev;
 	test->priv = env;
@@ -439,7 +442,7 @@ static void scire_mr_atomics(struct kunit *test)
 
 /* --- scire_key ----------------------------------------------------- */
 
-/* Keys are index << 8 | generation; indices start at 1, generations step. */
+/* Keys are index << 8 | key byte, the index in [1, 2^24), one per key. */
 static void scire_key_layout(struct kunit *test)
 {
 	struct scire_test_mr_env *env = test->priv;
@@ -447,9 +450,11 @@ static void scire_key_layout(struct kunit *test)
 
 	a = scire_test_mr(test, env->pd, SCIRE_MR_DMA, 0, 0, 1, SCIRE_MR_VALID);
 	b = scire_test_mr(test, env->pd, SCIRE_MR_DMA, 0, 0, 1, SCIRE_MR_VALID);
-	KUNIT_EXPECT_EQ(test, a->ibmr.lkey >> 8, 1U);
-	KUNIT_EXPECT_EQ(test, b->ibmr.lkey >> 8, 2U);
-	KUNIT_EXPECT_EQ(test, (u8)(b->ibmr.lkey - a->ibmr.lkey), 1);
+	KUNIT_EXPECT_NE(test, a->ibmr.lkey >> 8, 0U);
+	KUNIT_EXPECT_NE(test, b->ibmr.lkey >> 8, 0U);
+	KUNIT_EXPECT_NE(test, a->ibmr.lkey >> 8, b->ibmr.lkey >> 8);
+	KUNIT_EXPECT_PTR_EQ(test, xa_load(&env->sdev->mr_xa, a->ibmr.lkey >> 8),
+			    xa_tag_pointer(a, SCIRE_KEY_MR));
 	KUNIT_EXPECT_EQ(test, scire_mr_word_key(atomic64_read(&a->state)),
 			a->ibmr.lkey);
 	KUNIT_EXPECT_EQ(test, scire_mr_word_state(atomic64_read(&a->state)),
@@ -457,17 +462,42 @@ static void scire_key_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&env->sdev->num_mr), 2);
 }
 
-/* The generation byte runs on past 0xff to 0x00. */
-static void scire_key_generation_wraps(struct kunit *test)
+/*
+ * Keys handed out in a row do not follow from each other: the indices of
+ * 256 keys are distinct and almost never adjacent (a counter's always
+ * are), their key bytes take many values, and a device with another
+ * secret hands out other keys.
+ */
+static void scire_key_unpredictable(struct kunit *test)
 {
 	struct scire_test_mr_env *env = test->priv;
-	struct scire_mr *a, *b;
+	DECLARE_BITMAP(bytes, 256);
+	u32 keys[256], other, i, j, adjacent = 0;
+	siphash_key_t secret = env->sdev->key_secret;
 
-	env->sdev->key_gen = 0xff;
-	a = scire_test_mr(test, env->pd, SCIRE_MR_DMA, 0, 0, 1, SCIRE_MR_VALID);
-	b = scire_test_mr(test, env->pd, SCIRE_MR_DMA, 0, 0, 1, SCIRE_MR_VALID);
-	KUNIT_EXPECT_EQ(test, a->ibmr.lkey & 0xff, 0xffU);
-	KUNIT_EXPECT_EQ(test, b->ibmr.lkey & 0xff, 0U);
+	bitmap_zero(bytes, 256);
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		KUNIT_ASSERT_EQ(test, scire_key_reserve(env->sdev, &keys[i]), 0);
+		set_bit(keys[i] & 0xff, bytes);
+		if (i && abs((s32)(keys[i] >> 8) - (s32)(keys[i - 1] >> 8)) == 1)
+			adjacent++;
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_NE(test, keys[i] >> 8, keys[j] >> 8);
+	}
+	/* 256 of 2^24 indices: adjacent pairs are ~2^-15 likely each. */
+	KUNIT_EXPECT_LT(test, adjacent, 4U);
+	/* 256 bytes drawn: ~162 distinct on average, below 120 ~never. */
+	KUNIT_EXPECT_GT(test, bitmap_weight(bytes, 256), 120U);
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		scire_key_remove(env->sdev, keys[i]);
+
+	/* The same count under another secret: another first key. */
+	env->sdev->key_count = 0;
+	get_random_bytes(&env->sdev->key_secret, sizeof(env->sdev->key_secret));
+	KUNIT_ASSERT_EQ(test, scire_key_reserve(env->sdev, &other), 0);
+	if (memcmp(&secret, &env->sdev->key_secret, sizeof(secret)))
+		KUNIT_EXPECT_NE(test, other, keys[0]);
+	scire_key_remove(env->sdev, other);
 }
 
 /*
@@ -479,16 +509,18 @@ static void scire_key_stale_rejected(struct kunit *test)
 	struct scire_test_mr_env *env = test->priv;
 	struct scire_mr *old, *new, *got;
 	u32 old_key;
+	u64 count = env->sdev->key_count;
 
 	old = scire_test_mr(test, env->pd, SCIRE_MR_DMA, IB_ACCESS_REMOTE_READ, 0,
 			    0x100, SCIRE_MR_VALID);
 	old_key = old->ibmr.rkey;
 	scire_test_mr_drop(test, old);
-	env->sdev->mr_next = old_key >> 8;	/* make the allocator reuse it */
+	/* The same place in the next cycle: the allocator reuses the index. */
+	env->sdev->key_count = count + BIT_ULL(SCIRE_KEY_INDEX_BITS);
 	new = scire_test_mr(test, env->pd, SCIRE_MR_DMA, IB_ACCESS_REMOTE_READ, 0,
 			    0x100, SCIRE_MR_VALID);
 	KUNIT_ASSERT_EQ(test, new->ibmr.rkey >> 8, old_key >> 8);
-	KUNIT_EXPECT_NE(test, new->ibmr.rkey, old_key);
+	KUNIT_EXPECT_EQ(test, (u8)(new->ibmr.rkey - old_key), 1);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(scire_mr_lookup(env->pd, old_key, true, 0, 8,
 						      IB_ACCESS_REMOTE_READ)), -EINVAL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(scire_mr_lookup(env->pd, old_key, false, 0, 8,
@@ -723,7 +755,7 @@ static void scire_key_removed(struct kunit *test)
 
 static struct kunit_case scire_key_cases[] = {
 	KUNIT_CASE(scire_key_layout),
-	KUNIT_CASE(scire_key_generation_wraps),
+	KUNIT_CASE(scire_key_unpredictable),
 	KUNIT_CASE(scire_key_stale_rejected),
 	KUNIT_CASE(scire_key_wrong_generation),
 	KUNIT_CASE(scire_key_unknown),
