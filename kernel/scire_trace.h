@@ -7,7 +7,7 @@
  * the requester (timeout, sequence NAK, RNR NAK, broken READ response),
  * NAKs sent and received, and WQEs the completer fails. All of them are
  * off the per-packet success path, so an enabled tracer sees only the
- * events that explain trouble. Example (README, "Tracing"):
+ * events that explain trouble. Example (docs/testing.md, "Tracing"):
  *
  *   trace-cmd record -e scire ib_write_bw ...
  *   echo 1 > /sys/kernel/tracing/events/scire/enable

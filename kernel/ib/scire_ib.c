@@ -78,7 +78,7 @@ u16 scire_pkey_tbl_len(const struct scire_dev *sdev)
  *
  * Context: any.
  * Return: IB_MTU_256..IB_MTU_4096; IB_MTU_256 also when not even that fits
- * (the port then loses packets, as the README explains).
+ * (the port then loses packets: docs/scire_ib.md, "MTU").
  */
 enum ib_mtu scire_ib_mtu_cap(const struct scire_dev *sdev)
 {
