@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * scire: the legacy command structs that rdma-core's ibv_cmd_* helpers take,
- * and the prototypes of the IBVERBS_PRIVATE_34 helpers libscire calls.
+ * and the prototypes of the IBVERBS_PRIVATE_<pabi> helpers libscire calls
+ * whose arguments are the same in rdma-core 44, 56 and 65 (the others,
+ * get_context, create_cq_ex and create_qp_ex2, are in release-<rdma-core>.h
+ * behind the scire_cmd_* shims).
  *
  * Each ibv_cmd_X(..., cmd, cmd_size, resp, resp_size) helper treats
  *   cmd  bytes [sizeof(*cmd), cmd_size)   as the driver's UHW input and
@@ -92,7 +95,10 @@ VERBS_LEGACY_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 VERBS_LEGACY_CMD(ibv_query_srq, ib_uverbs_query_srq);
 VERBS_LEGACY_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 
-/* Sizes as measured against rdma-core v44.0 (reference table, §1.10). */
+/*
+ * Sizes as measured against rdma-core v44.0 (reference table, §1.10); they
+ * follow from the kernel uAPI alone, and kern-abi.h is the same in 56 and 65.
+ */
 _Static_assert(sizeof(struct ex_hdr) == 24, "ex_hdr size");
 _Static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
 _Static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
@@ -140,13 +146,9 @@ _Static_assert(sizeof(struct ib_uverbs_create_ah_resp) == 4, "create_ah resp");
 		       sizeof(struct kabi_resp) + sizeof(struct drv_resp), \
 		       #name ": padding after the driver payload")
 
-/* ---- IBVERBS_PRIVATE_34 command helpers ------------------------------------
+/* ---- IBVERBS_PRIVATE_<pabi> command helpers -------------------------------
  * Each returns 0 or a positive errno value (and, mostly, also sets errno).
  */
-int ibv_cmd_get_context(struct verbs_context *context,
-			struct ibv_get_context *cmd, size_t cmd_size,
-			struct ib_uverbs_get_context_resp *resp,
-			size_t resp_size);
 int ibv_cmd_query_device_any(struct ibv_context *context,
 			     const struct ibv_query_device_ex_input *input,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,
@@ -169,12 +171,6 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
-int ibv_cmd_create_cq_ex(struct ibv_context *context,
-			 const struct ibv_cq_init_attr_ex *cq_attr,
-			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
-			 size_t cmd_size,
-			 struct ib_uverbs_ex_create_cq_resp *resp,
-			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
 		      struct ibv_resize_cq *cmd, size_t cmd_size,
 		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
@@ -182,10 +178,10 @@ int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 /*
- * QPs. create_qp and create_qp_ex2 go through the ioctl method when the
- * kernel has it (then only the driver part of resp is written: read handle
- * and qp_num from the ibv_qp) and fill the ibv_qp/verbs_qp, including state
- * RESET and, for verbs_qp, comp_mask 0. cmd may be NULL with cmd_size 0 when
+ * QPs. create_qp and create_qp_ex2 (scire_cmd_create_qp_ex2) go through
+ * the ioctl method when the kernel has it (then only the driver part of
+ * resp is written: read handle and qp_num from the ibv_qp) and fill the
+ * ibv_qp/verbs_qp, including state RESET and, for verbs_qp, comp_mask 0. cmd may be NULL with cmd_size 0 when
  * there is no driver input. modify_qp and query_qp write the core fields of
  * cmd, which must be at least sizeof(*cmd); neither takes IBV_QP_RATE_LIMIT
  * (EOPNOTSUPP). destroy_qp waits for the QP's reported async events.
@@ -194,11 +190,6 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
-int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
-			  struct ibv_qp_init_attr_ex *qp_attr,
-			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
-			  struct ib_uverbs_ex_create_qp_resp *resp,
-			  size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * scire: rdma-core's ioctl command buffer (v44.0 libibverbs/cmd_ioctl.h
- * layout) and our own attribute packing helpers, for calling scire's driver
- * methods through the exported execute_ioctl().
+ * layout, unchanged in 56 and 65) and our own attribute packing helpers,
+ * for calling scire's driver methods through the exported execute_ioctl().
  *
  * execute_ioctl() reads the whole struct ibv_command_buffer (link, attribute
  * cursors, UHW indices, the bit-field byte) before issuing RDMA_VERBS_IOCTL

@@ -2,14 +2,19 @@
 /*
  * scire: the part of rdma-core's private provider ABI that libscire uses.
  *
- * libibverbs 44 (Debian bookworm) loads providers built for private ABI 34
- * but does not install the headers that describe it (driver.h, kern-abi.h,
+ * libibverbs loads providers built for its private ABI (IBVERBS_PRIVATE_34
+ * for rdma-core 34..56, then a number per break: 57, 59, 64, 65) but does
+ * not install the headers that describe it (driver.h, kern-abi.h,
  * cmd_ioctl.h). This file declares, in our own words, the structures that
  * cross between libibverbs and a provider, laid out field for field as in
- * rdma-core v44.0 libibverbs/driver.h. libibverbs reads and writes these
- * structs directly, so a wrong size or offset corrupts memory silently:
- * every size and offset we rely on is pinned by a static assertion whose
- * figure was measured against the v44.0 headers (x86_64, LP64).
+ * rdma-core's libibverbs/driver.h; what differs between the releases in
+ * include/rdma-core/releases (44, 56, 65) is in release-<rdma-core>.h, one
+ * declaration per release, picked by Meson (docs/provider-abi.md).
+ * Everything in this file has the same layout in all of them (compared in
+ * their sources). libibverbs reads and writes these structs directly, so a
+ * wrong size or offset corrupts memory silently: every size and offset we
+ * rely on is pinned by a static assertion whose figure was measured against
+ * each release's headers (x86_64, LP64).
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -26,8 +31,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-/* The private ABI these declarations describe (IBVERBS_PRIVATE_34). */
-#define RDMA_CORE_PABI_VERSION	34
+/* SCIRE_RDMA_CORE_RELEASE and SCIRE_RDMA_CORE_PABI, written by Meson. */
+#include <scire-rdma-core-release.h>
 
 /*
  * Only LP64 layouts were measured; a 32-bit build would need its own
@@ -137,16 +142,7 @@ struct verbs_qp {
 	struct verbs_xrcd *xrcd;
 };
 
-_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "ibv_qp_ex.qp_base");
-_Static_assert(sizeof(struct ibv_qp) == 160, "ibv_qp size");
-_Static_assert(offsetof(struct ibv_qp_ex, wr_id) == 168, "ibv_qp_ex.wr_id");
-_Static_assert(offsetof(struct ibv_qp_ex, wr_start) == 320, "ibv_qp_ex.wr_start");
-_Static_assert(sizeof(struct ibv_qp_ex) == 352, "ibv_qp_ex size");
-_Static_assert(offsetof(struct verbs_qp, qp) == 0, "verbs_qp.qp");
-_Static_assert(offsetof(struct verbs_qp, qp_ex) == 0, "verbs_qp.qp_ex");
-_Static_assert(offsetof(struct verbs_qp, comp_mask) == 352, "verbs_qp.comp_mask");
-_Static_assert(offsetof(struct verbs_qp, xrcd) == 360, "verbs_qp.xrcd");
-_Static_assert(sizeof(struct verbs_qp) == 368, "verbs_qp size");
+/* Its figures depend on the release: see release-<rdma-core>.h. */
 
 /* ---- device matching and the device object ------------------------------- */
 
@@ -267,201 +263,29 @@ static inline struct verbs_device *verbs_get_device(const struct ibv_device *dev
 	return (struct verbs_device *)((char *)dev - offsetof(struct verbs_device, device));
 }
 
-/* verbs_context is public (verbs.h); pin what we assume of it anyway. */
-_Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
-_Static_assert(sizeof(struct verbs_context) == 648, "verbs_context size");
-
-/* ---- the context ops table ---------------------------------------------- */
+/* ---- what differs between releases -------------------------------------- */
 
 /*
- * Every op a provider may implement, in v44.0's (alphabetical) order:
- * 76 pointers. verbs_set_ops() copies the non-NULL ones; a missing or
- * misplaced entry makes libibverbs call the wrong function. The offset
- * assertions below pin the index of every op libscire sets and a few
- * landmarks in between.
+ * Meson writes scire-rdma-core-release.h from the libibverbs-dev it found
+ * (include/rdma-core/releases): SCIRE_RDMA_CORE_RELEASE, the rdma-core
+ * major, and SCIRE_RDMA_CORE_PABI, its private ABI. Each release header
+ * holds that release's verbs_qp figures, context ops table, registration
+ * symbol and the command helpers whose arguments changed.
  */
-struct verbs_context_ops {
-	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
-			 uint32_t flags, struct ibv_sge *sg_list,
-			 uint32_t num_sges);
-	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
-				   struct ibv_alloc_dm_attr *attr);
-	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
-	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
-	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
-					      struct ibv_parent_domain_init_attr *attr);
-	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	struct ibv_td *(*alloc_td)(struct ibv_context *context,
-				   struct ibv_td_init_attr *init_attr);
-	void (*async_event)(struct ibv_context *context,
-			    struct ibv_async_event *event);
-	int (*attach_counters_point_flow)(struct ibv_counters *counters,
-					  struct ibv_counter_attach_attr *attr,
-					  struct ibv_flow *flow);
-	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
-			    uint16_t lid);
-	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
-		       struct ibv_mw_bind *mw_bind);
-	int (*close_xrcd)(struct ibv_xrcd *xrcd);
-	void (*cq_event)(struct ibv_cq *cq);
-	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
-	struct ibv_counters *(*create_counters)(struct ibv_context *context,
-						struct ibv_counters_init_attr *init_attr);
-	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
-				    struct ibv_comp_channel *channel,
-				    int comp_vector);
-	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
-					  struct ibv_cq_init_attr_ex *init_attr);
-	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
-					struct ibv_flow_attr *flow_attr);
-	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *context,
-							  struct ibv_flow_action_esp_attr *attr);
-	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
-				    struct ibv_qp_init_attr *attr);
-	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
-				       struct ibv_qp_init_attr_ex *qp_init_attr_ex);
-	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(struct ibv_context *context,
-							  struct ibv_rwq_ind_table_init_attr *init_attr);
-	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
-				      struct ibv_srq_init_attr *srq_init_attr);
-	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
-					 struct ibv_srq_init_attr_ex *srq_init_attr_ex);
-	struct ibv_wq *(*create_wq)(struct ibv_context *context,
-				    struct ibv_wq_init_attr *wq_init_attr);
-	int (*dealloc_mw)(struct ibv_mw *mw);
-	int (*dealloc_pd)(struct ibv_pd *pd);
-	int (*dealloc_td)(struct ibv_td *td);
-	int (*dereg_mr)(struct verbs_mr *vmr);
-	int (*destroy_ah)(struct ibv_ah *ah);
-	int (*destroy_counters)(struct ibv_counters *counters);
-	int (*destroy_cq)(struct ibv_cq *cq);
-	int (*destroy_flow)(struct ibv_flow *flow);
-	int (*destroy_flow_action)(struct ibv_flow_action *action);
-	int (*destroy_qp)(struct ibv_qp *qp);
-	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *rwq_ind_table);
-	int (*destroy_srq)(struct ibv_srq *srq);
-	int (*destroy_wq)(struct ibv_wq *wq);
-	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
-			    uint16_t lid);
-	void (*free_context)(struct ibv_context *context);
-	int (*free_dm)(struct ibv_dm *dm);
-	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
-	struct ibv_dm *(*import_dm)(struct ibv_context *context,
-				    uint32_t dm_handle);
-	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
-	struct ibv_pd *(*import_pd)(struct ibv_context *context,
-				    uint32_t pd_handle);
-	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
-	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
-				      struct ibv_flow_action_esp_attr *attr);
-	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
-			 int attr_mask);
-	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
-				    struct ibv_qp_rate_limit_attr *attr);
-	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
-			  int srq_attr_mask);
-	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
-	struct ibv_qp *(*open_qp)(struct ibv_context *context,
-				  struct ibv_qp_open_attr *attr);
-	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
-				      struct ibv_xrcd_init_attr *xrcd_init_attr);
-	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
-	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr);
-	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			 struct ibv_send_wr **bad_wr);
-	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
-			    struct ibv_ops_wr **bad_op);
-	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
-			     struct ibv_recv_wr **bad_recv_wr);
-	int (*query_device_ex)(struct ibv_context *context,
-			       const struct ibv_query_device_ex_input *input,
-			       struct ibv_device_attr_ex *attr, size_t attr_size);
-	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
-	int (*query_port)(struct ibv_context *context, uint8_t port_num,
-			  struct ibv_port_attr *port_attr);
-	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
-			int attr_mask, struct ibv_qp_init_attr *init_attr);
-	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
-				      uint32_t flags);
-	int (*query_rt_values)(struct ibv_context *context,
-			       struct ibv_values_ex *values);
-	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
-	int (*read_counters)(struct ibv_counters *counters,
-			     uint64_t *counters_value, uint32_t ncounters,
-			     uint32_t flags);
-	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
-				    uint64_t dm_offset, size_t length,
-				    unsigned int access);
-	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
-					size_t length, uint64_t iova, int fd,
-					int access);
-	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
-				 uint64_t hca_va, int access);
-	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
-			void *addr, size_t length, int access);
-	int (*resize_cq)(struct ibv_cq *cq, int cqe);
-	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
-	void (*unimport_dm)(struct ibv_dm *dm);
-	void (*unimport_mr)(struct ibv_mr *mr);
-	void (*unimport_pd)(struct ibv_pd *pd);
-};
+#if SCIRE_RDMA_CORE_RELEASE == 44
+#include "release-44.h"
+#elif SCIRE_RDMA_CORE_RELEASE == 56
+#include "release-56.h"
+#elif SCIRE_RDMA_CORE_RELEASE == 65
+#include "release-65.h"
+#else
+#error "no declaration of rdma-core's private provider ABI for this release: see include/rdma-core/releases"
+#endif
 
-#define VERBS_OPS_SLOT(field, index)					\
-	_Static_assert(offsetof(struct verbs_context_ops, field) ==	\
-		       (index) * sizeof(void (*)(void)),			\
-		       "verbs_context_ops." #field " is not op " #index)
-VERBS_OPS_SLOT(advise_mr, 0);
-VERBS_OPS_SLOT(alloc_mw, 2);
-VERBS_OPS_SLOT(alloc_pd, 5);
-VERBS_OPS_SLOT(async_event, 7);
-VERBS_OPS_SLOT(attach_mcast, 9);
-VERBS_OPS_SLOT(bind_mw, 10);
-VERBS_OPS_SLOT(cq_event, 12);
-VERBS_OPS_SLOT(create_ah, 13);
-VERBS_OPS_SLOT(create_cq, 15);
-VERBS_OPS_SLOT(create_cq_ex, 16);
-VERBS_OPS_SLOT(create_qp, 19);
-VERBS_OPS_SLOT(create_qp_ex, 20);
-VERBS_OPS_SLOT(create_srq, 22);
-VERBS_OPS_SLOT(dealloc_mw, 25);
-VERBS_OPS_SLOT(dealloc_pd, 26);
-VERBS_OPS_SLOT(dereg_mr, 28);
-VERBS_OPS_SLOT(destroy_ah, 29);
-VERBS_OPS_SLOT(destroy_cq, 31);
-VERBS_OPS_SLOT(destroy_qp, 34);
-VERBS_OPS_SLOT(destroy_srq, 36);
-VERBS_OPS_SLOT(detach_mcast, 38);
-VERBS_OPS_SLOT(free_context, 39);
-VERBS_OPS_SLOT(import_mr, 43);
-VERBS_OPS_SLOT(modify_cq, 45);
-VERBS_OPS_SLOT(modify_qp, 47);
-VERBS_OPS_SLOT(modify_srq, 49);
-VERBS_OPS_SLOT(open_xrcd, 52);
-VERBS_OPS_SLOT(poll_cq, 53);
-VERBS_OPS_SLOT(post_recv, 54);
-VERBS_OPS_SLOT(post_send, 55);
-VERBS_OPS_SLOT(post_srq_recv, 57);
-VERBS_OPS_SLOT(query_device_ex, 58);
-VERBS_OPS_SLOT(query_port, 60);
-VERBS_OPS_SLOT(query_qp, 61);
-VERBS_OPS_SLOT(query_srq, 64);
-VERBS_OPS_SLOT(reg_dmabuf_mr, 67);
-VERBS_OPS_SLOT(reg_mr, 68);
-VERBS_OPS_SLOT(req_notify_cq, 69);
-VERBS_OPS_SLOT(rereg_mr, 70);
-VERBS_OPS_SLOT(resize_cq, 71);
-VERBS_OPS_SLOT(unimport_pd, 75);
-#undef VERBS_OPS_SLOT
-_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void (*)(void)),
-	       "verbs_context_ops must hold exactly 76 ops");
-_Static_assert(sizeof(struct verbs_context_ops) == 608, "verbs_context_ops size");
+_Static_assert(RDMA_CORE_PABI_VERSION == SCIRE_RDMA_CORE_PABI,
+	       "include/rdma-core/releases and release-<rdma-core>.h disagree on the private ABI");
 
-/* ---- exported IBVERBS_PRIVATE_34 functions --------------------------------- */
-
-/* The symbol name carries the private ABI number (34). */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+/* ---- exported IBVERBS_PRIVATE_<pabi> functions, the same in every release */
 
 /*
  * Allocates alloc_size zeroed bytes holding a verbs_context at

@@ -256,8 +256,8 @@ static struct verbs_context *scire_alloc_context(struct ibv_device *ibdev,
 		return NULL;	/* cmd_fd already closed */
 
 	/* No request payload: GET_CONTEXT defines none. */
-	ret = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp.ibv_resp,
-				  sizeof(resp));
+	ret = scire_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
+				    &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err;
 
@@ -299,5 +299,5 @@ static const struct verbs_device_ops scire_dev_ops = {
 /* Runs at dlopen time, as rdma-core's PROVIDER_DRIVER() constructor does. */
 static void __attribute__((constructor)) scire_register_driver(void)
 {
-	verbs_register_driver_34(&scire_dev_ops);
+	scire_verbs_register_driver(&scire_dev_ops);
 }

@@ -541,8 +541,8 @@ struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 	if (!cqx)
 		return NULL;
 
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cqx->cq.vcq, NULL, 0,
-				   &resp.ibv_resp, sizeof(resp), 0);
+	ret = scire_cmd_create_cq_ex(ibctx, attr, &cqx->cq.vcq, NULL, 0,
+				     &resp.ibv_resp, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
 

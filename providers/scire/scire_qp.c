@@ -794,8 +794,8 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 	if (!qp)
 		return NULL;
 
-	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, NULL, 0,
-				    &resp.ibv_resp, sizeof(resp));
+	ret = scire_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, NULL, 0,
+				      &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
 
