@@ -6,9 +6,9 @@
  * context ops table, the name of the registration symbol and the command
  * helpers whose arguments changed. Included by driver.h only, when Meson
  * found libibverbs-dev of rdma-core 44.x. Figures measured against
- * rdma-core v44.0 libibverbs/driver.h (git tag v44.0; Debian
- * bookworm 44.0-2 carries no patch to it) and pinned against the release's public verbs.h by the static
- * assertions below (x86_64, LP64).
+ * rdma-core v44.0 libibverbs/driver.h (git tag v44.0; Debian bookworm's
+ * 44.0-2 carries no patches) and pinned against the release's public
+ * verbs.h by the static assertions below (x86_64, LP64).
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -229,7 +229,7 @@ _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void (*)(void)),
 _Static_assert(sizeof(struct verbs_context_ops) == 608, "verbs_context_ops size");
 
 
-/* ---- exported IBVERBS_PRIVATE_34 functions whose name or arguments differ -- */
+/* ---- IBVERBS_PRIVATE_34 functions whose name or arguments differ ------- */
 
 /* The symbol name carries the private ABI number. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);

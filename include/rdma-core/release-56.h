@@ -6,8 +6,11 @@
  * context ops table, the name of the registration symbol and the command
  * helpers whose arguments changed. Included by driver.h only, when Meson
  * found libibverbs-dev of rdma-core 56.x. Figures measured against
- * Debian trixie's rdma-core 56.1-1 source (libibverbs/driver.h) and pinned against the release's public verbs.h by the static
- * assertions below (x86_64, LP64).
+ * Debian trixie's rdma-core 56.1-1 source (libibverbs/driver.h; its
+ * patches touch only the mana provider) and pinned against the release's
+ * public verbs.h by the static assertions below (x86_64, LP64). Its
+ * driver.h differs from 44's only in helpers libscire does not call
+ * (ibv_cmd_reg_dmabuf_mr's driver argument, ibv_cmd_create_cq_ex2).
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -232,7 +235,7 @@ _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void (*)(void)),
 _Static_assert(sizeof(struct verbs_context_ops) == 608, "verbs_context_ops size");
 
 
-/* ---- exported IBVERBS_PRIVATE_34 functions whose name or arguments differ -- */
+/* ---- IBVERBS_PRIVATE_34 functions whose name or arguments differ ------- */
 
 /* The symbol name carries the private ABI number. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);

@@ -267,7 +267,7 @@ _Static_assert(sizeof(struct verbs_context_ops) == 93 * sizeof(void (*)(void)),
 	       "verbs_context_ops must hold exactly 93 ops");
 _Static_assert(sizeof(struct verbs_context_ops) == 744, "verbs_context_ops size");
 
-/* ---- exported IBVERBS_PRIVATE_65 functions whose name or arguments differ -- */
+/* ---- IBVERBS_PRIVATE_65 functions whose name or arguments differ ------- */
 
 /* The symbol name carries the private ABI number. */
 void verbs_register_driver_65(const struct verbs_device_ops *ops);
