@@ -296,13 +296,24 @@ int scif_get_fd(scif_epd_t epd)
 	return epd;
 }
 
+/*
+ * SCIF_BIND reads the port from the first two bytes its argument points
+ * at and writes the bound port back into them alone (scif(7), The ioctl
+ * ABI). Those two bytes are a __u16 at the start of a zeroed __u64: right
+ * on any CPU for this kernel, and on a little-endian one also for a
+ * kernel that read and wrote the whole __u64, as scire's did before.
+ */
 int scif_bind(scif_epd_t epd, uint16_t pn)
 {
-	__u64 port = pn;
+	union {
+		__u64 wide;
+		__u16 port;
+	} arg = { .wide = 0 };
 
-	if (ioctl(epd, SCIF_BIND, &port) < 0)
+	arg.port = pn;
+	if (ioctl(epd, SCIF_BIND, &arg) < 0)
 		return -1;
-	return (int)port;
+	return arg.port;
 }
 
 int scif_listen(scif_epd_t epd, int backlog)

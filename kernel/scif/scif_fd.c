@@ -8,6 +8,12 @@
  * ABI that libscif speaks): each one is the kernel API call of the same
  * name, with user buffers copied or, for windows and v* RMA, pinned.
  *
+ * The header declares widths that the libraries calling it do not all
+ * keep: SCIF_BIND's argument is declared a __u64, but MPSS 4's libscif
+ * passes the address of a uint16_t and MPSS 3's that of an int. Each
+ * ioctl reads and writes back no more than the narrowest caller owns;
+ * man/man7/scif.7 (The ioctl ABI) has the table, which this file follows.
+ *
  * Accepting takes two calls, as in that ABI: SCIF_ACCEPTREQ on the
  * listening file accepts a connection and returns a token in
  * scifioctl_accept.endpt; SCIF_ACCEPTREG with that token on a freshly
@@ -422,6 +428,30 @@ static long scif_fd_connect(struct scif_endpt *ep,
 	return 0;
 }
 
+/*
+ * SCIF_BIND: @uport points at the port. Only its first two bytes are
+ * every caller's (MPSS 4's libscif passes a uint16_t; MPSS 3's an int and
+ * scire's a __u64, their upper bytes zeroed, which on a little-endian CPU
+ * puts the port in those two bytes): the port is read from them, the
+ * bound port written back into them, and nothing beyond is touched. The
+ * endpoint stays bound if the write-back faults, as upstream's did.
+ */
+static long scif_fd_bind(struct scif_endpt *ep, u16 __user *uport)
+{
+	u16 port;
+	int ret;
+
+	if (get_user(port, uport))
+		return -EFAULT;
+	ret = scif_bind(ep, port);
+	if (ret < 0)
+		return ret;
+	port = ret;
+	if (put_user(port, uport))
+		return -EFAULT;
+	return 0;
+}
+
 /* --- the mapped receive ring ------------------------------------------------ */
 
 static void scif_rx_vma_open(struct vm_area_struct *vma)
@@ -525,7 +555,6 @@ static long scif_fd_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 	void __user *uarg = (void __user *)arg;
 	struct scif_endpt *ep;
 	struct scifioctl_unreg unreg;
-	u64 port;
 	long ret;
 
 	if (cmd == SCIF_ACCEPTREG)
@@ -536,15 +565,7 @@ static long scif_fd_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 	ep = scif_file_ep(sf);
 	switch (cmd) {
 	case SCIF_BIND:
-		if (get_user(port, (u64 __user *)uarg)) {
-			ret = -EFAULT;
-			break;
-		}
-		ret = port > U16_MAX ? -EINVAL : scif_bind(ep, port);
-		if (ret >= 0) {
-			port = ret;
-			ret = put_user(port, (u64 __user *)uarg) ? -EFAULT : 0;
-		}
+		ret = scif_fd_bind(ep, uarg);
 		break;
 	case SCIF_LISTEN:
 		/* The backlog is the argument itself, not a pointer. */
