@@ -62,6 +62,19 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 	scif_node_self(sn->net, &self, NULL);
 	if (be16_to_cpu(priv->dst_node) != self)
 		return -ENODEV;
+	/*
+	 * The private data names the sender's node, and a SCIF program has
+	 * no other way to know who its peer is: take the claim only from the
+	 * address the node table gives that node.
+	 */
+	if (scif_node_check_peer(sn->net, be16_to_cpu(priv->src_node),
+				 &id->route.addr.dst_addr)) {
+		atomic64_inc(&scif_cm_rejected);
+		net_warn_ratelimited("scire_scif: connection request claiming node %u from %pISc refused: not that node's address\n",
+				     be16_to_cpu(priv->src_node),
+				     &id->route.addr.dst_addr);
+		return -EACCES;
+	}
 
 	nep = scif_ep_alloc(sn->net);
 	if (!nep)
@@ -223,11 +236,25 @@ static void scif_cm_param(struct scif_endpt *ep, struct rdma_conn_param *param,
 int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 		    u16 src_node, const struct scif_port_id *dst_id)
 {
-	struct sockaddr_storage addr = *dst;
+	struct sockaddr_storage addr = *dst, src;
 	struct rdma_conn_param param;
 	struct scif_cm_priv priv = {};
 	struct rdma_cm_id *id;
+	bool have_src;
+	u16 self;
 	int ret;
+
+	/*
+	 * Send from this node's own address, the one the peer's node table
+	 * holds for it and checks the request against (scif_node_check_peer),
+	 * not from whichever address the route would pick.
+	 */
+	have_src = !scif_node_self(ep->net, &self, &src) &&
+		   src.ss_family == addr.ss_family;
+	if (have_src && src.ss_family == AF_INET)
+		((struct sockaddr_in *)&src)->sin_port = 0;
+	else if (have_src)
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
 
 	if (addr.ss_family == AF_INET)
 		((struct sockaddr_in *)&addr)->sin_port = htons(scif_cm_port);
@@ -241,7 +268,8 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 	ep->cm_event = -1;
 	ep->conn_err = 0;
 
-	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, SCIF_CM_TIMEOUT_MS);
+	ret = rdma_resolve_addr(id, have_src ? (struct sockaddr *)&src : NULL,
+				(struct sockaddr *)&addr, SCIF_CM_TIMEOUT_MS);
 	if (!ret)
 		ret = scif_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (!ret)

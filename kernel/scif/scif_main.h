@@ -76,6 +76,9 @@ int scif_node_self(struct net *net, u16 *self, struct sockaddr_storage *addr);
 int scif_node_addr(struct net *net, u16 node, struct sockaddr_storage *addr);
 int scif_node_ids(struct net *net, u16 *nodes, int len, u16 *self);
 int scif_node_exists(struct net *net, u16 node);
+int scif_node_check_peer(struct net *net, u16 claimed,
+			 const struct sockaddr_storage *src);
+extern atomic64_t scif_cm_rejected;
 
 /* --- per network namespace (scif_main.c) -------------------------------------- */
 

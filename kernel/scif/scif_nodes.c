@@ -184,6 +184,74 @@ int scif_node_exists(struct net *net, u16 id)
 	return id == self || !scif_node_addr(net, id, &addr);
 }
 
+/* The IPv4 address of @addr, an IPv4 or IPv4-mapped IPv6 one; else 0. */
+static bool scif_addr_v4(const struct sockaddr_storage *addr, __be32 *v4)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+
+	if (addr->ss_family == AF_INET) {
+		*v4 = sin->sin_addr.s_addr;
+		return true;
+	}
+	if (addr->ss_family == AF_INET6 && ipv6_addr_v4mapped(&sin6->sin6_addr)) {
+		*v4 = sin6->sin6_addr.s6_addr32[3];
+		return true;
+	}
+	return false;
+}
+
+/* Do @a and @b name the same host address? Ports are not compared. */
+static bool scif_addr_same_host(const struct sockaddr_storage *a,
+				const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+	__be32 a4, b4;
+
+	if (scif_addr_v4(a, &a4) && scif_addr_v4(b, &b4))
+		return a4 == b4;
+	return a->ss_family == AF_INET6 && b->ss_family == AF_INET6 &&
+	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+}
+
+/**
+ * scif_node_check_peer() - may a connection request claiming a node come
+ * from an address
+ * @net: the namespace the request reached
+ * @claimed: the node id the request's private data claims to come from
+ * @src: the address the request came from (the rdma_cm ID's destination)
+ *
+ * A request is from @net's own node only when @src is one of @net's own
+ * addresses (SCIF's loopback), and from another node only when the node
+ * table names @claimed with the address @src. Anything else is a host
+ * outside the table, or one claiming another's node id.
+ *
+ * Context: process; takes scif_nodes_lock.
+ * Return: 0 if the claim holds, -EACCES if not.
+ */
+int scif_node_check_peer(struct net *net, u16 claimed,
+			 const struct sockaddr_storage *src)
+{
+	struct scif_node *node;
+	int ret = -EACCES;
+	u16 self;
+
+	scif_node_self(net, &self, NULL);
+	if (claimed == self)
+		return scif_addr_is_local(net, src) ? 0 : -EACCES;
+	mutex_lock(&scif_nodes_lock);
+	list_for_each_entry(node, &scif_nodes, list) {
+		if (node->spdev.dnode == claimed &&
+		    scif_addr_same_host(&node->addr, src)) {
+			ret = 0;
+			break;
+		}
+	}
+	mutex_unlock(&scif_nodes_lock);
+	return ret;
+}
+
 static int scif_cmp_u16(const void *a, const void *b)
 {
 	return *(const u16 *)a - *(const u16 *)b;
@@ -356,7 +424,27 @@ static const struct config_item_type scif_nodes_type = {
 
 static struct config_group scif_nodes_group;
 
+/*
+ * /sys/kernel/config/scif/cm_rejected: connection requests refused since
+ * the module was loaded because the node they claimed is not the node of
+ * the address they came from (scif_node_check_peer()), in every namespace.
+ */
+atomic64_t scif_cm_rejected = ATOMIC64_INIT(0);
+
+static ssize_t scif_subsys_cm_rejected_show(struct config_item *item, char *page)
+{
+	return sysfs_emit(page, "%lld\n", atomic64_read(&scif_cm_rejected));
+}
+
+CONFIGFS_ATTR_RO(scif_subsys_, cm_rejected);
+
+static struct configfs_attribute *scif_subsys_attrs[] = {
+	&scif_subsys_attr_cm_rejected,
+	NULL,
+};
+
 static const struct config_item_type scif_subsys_type = {
+	.ct_attrs = scif_subsys_attrs,
 	.ct_owner = THIS_MODULE,
 };
 

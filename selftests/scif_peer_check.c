@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * scif_peer_check: the SCIF bridge's connection requests from the
+ * attacker's side (selftests/105-scif-peer-check.sh).
+ *
+ *   scif_peer_check listen PORT SECONDS
+ *	A SCIF listener (libscif) on PORT of this namespace's node: accepts
+ *	one connection, prints "accepted node N port P", closes it and
+ *	exits 0; exits 1 if none came within SECONDS.
+ *
+ *   scif_peer_check forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]
+ *	A raw rdma_cm client, no libscif and no /dev/scif: from the address
+ *	SRC, it sends DST's SCIF bridge (rdma_cm port CM_PORT) a connection
+ *	request whose private data says it comes from node CLAIM_NODE and
+ *	asks for DST_NODE:DST_PORT, laid out as scire_scif's own requests
+ *	are (kernel/scif/scif_cm.c: magic "SCIF", version 1, the sender's
+ *	node and port, the node and port asked for, big-endian). "magic"
+ *	sends a wrong magic instead. Prints "rejected", "established" or
+ *	"error: ..."; exits 0 if rejected, 2 if established (the request
+ *	was taken), 1 on any other outcome.
+ *
+ * Copyright (c) 2026 The scire authors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "scif.h"
+
+#define SCIF_CM_MAGIC	0x53434946
+#define SCIF_CM_VERSION	1
+#define TIMEOUT_MS	5000
+
+/* The private data of a SCIF connection request (scif_cm.c). */
+struct scif_cm_priv {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t rsvd[3];
+	uint16_t src_node;
+	uint16_t src_port;
+	uint16_t dst_node;
+	uint16_t dst_port;
+};
+
+static int listen_one(int port, int seconds)
+{
+	struct scif_port_id peer;
+	scif_epd_t epd, nepd;
+
+	epd = scif_open();
+	if (epd == SCIF_OPEN_FAILED) {
+		perror("scif_open");
+		return 1;
+	}
+	if (scif_bind(epd, (uint16_t)port) < 0 || scif_listen(epd, 4) < 0) {
+		perror("scif_bind/scif_listen");
+		return 1;
+	}
+	alarm(seconds);
+	if (scif_accept(epd, &peer, &nepd, SCIF_ACCEPT_SYNC) < 0) {
+		perror("scif_accept");
+		return 1;
+	}
+	printf("accepted node %u port %u\n", peer.node, peer.port);
+	fflush(stdout);
+	scif_close(nepd);
+	scif_close(epd);
+	return 0;
+}
+
+static int get_addr(const char *host, int port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST }, *res;
+	int ret;
+
+	ret = getaddrinfo(host, NULL, &hints, &res);
+	if (ret) {
+		fprintf(stderr, "bad address %s: %s\n", host, gai_strerror(ret));
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	return 0;
+}
+
+/* Wait for the next event of @ch; return its type, or -1. */
+static int next_event(struct rdma_event_channel *ch, int *status)
+{
+	struct rdma_cm_event *ev;
+	int type;
+
+	if (rdma_get_cm_event(ch, &ev))
+		return -1;
+	type = ev->event;
+	*status = ev->status;
+	rdma_ack_cm_event(ev);
+	return type;
+}
+
+static int forge(char **argv, int wrong_magic)
+{
+	struct sockaddr_storage src, dst;
+	struct rdma_event_channel *ch;
+	struct rdma_conn_param param = {};
+	struct ibv_qp_init_attr qpa = {};
+	struct scif_cm_priv priv = {};
+	struct rdma_cm_id *id;
+	int type, status, ret = 1;
+	static char buf[16][4096];
+	struct ibv_mr *mr;
+	int i;
+
+	if (get_addr(argv[0], 0, &src) || get_addr(argv[1], atoi(argv[2]), &dst))
+		return 1;
+	priv.magic = htonl(wrong_magic ? 0x46494353 : SCIF_CM_MAGIC);
+	priv.version = SCIF_CM_VERSION;
+	priv.src_node = htons((uint16_t)atoi(argv[3]));
+	priv.src_port = htons(4242);
+	priv.dst_node = htons((uint16_t)atoi(argv[4]));
+	priv.dst_port = htons((uint16_t)atoi(argv[5]));
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		perror("rdma_create_id");
+		return 1;
+	}
+	if (rdma_resolve_addr(id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst, TIMEOUT_MS) ||
+	    next_event(ch, &status) != RDMA_CM_EVENT_ADDR_RESOLVED) {
+		printf("error: address resolution (%s)\n", strerror(errno));
+		goto out;
+	}
+	if (rdma_resolve_route(id, TIMEOUT_MS) ||
+	    next_event(ch, &status) != RDMA_CM_EVENT_ROUTE_RESOLVED) {
+		printf("error: route resolution (%s)\n", strerror(errno));
+		goto out;
+	}
+	/* A real QP with receives posted, as a SCIF peer would have. */
+	qpa.qp_type = IBV_QPT_RC;
+	qpa.cap.max_send_wr = 16;
+	qpa.cap.max_recv_wr = 16;
+	qpa.cap.max_send_sge = 1;
+	qpa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, NULL, &qpa)) {
+		printf("error: rdma_create_qp (%s)\n", strerror(errno));
+		goto out;
+	}
+	mr = rdma_reg_msgs(id, buf, sizeof(buf));
+	if (!mr) {
+		printf("error: rdma_reg_msgs (%s)\n", strerror(errno));
+		goto out_qp;
+	}
+	for (i = 0; i < 16; i++)
+		rdma_post_recv(id, NULL, buf[i], sizeof(buf[i]), mr);
+	param.private_data = &priv;
+	param.private_data_len = sizeof(priv);
+	param.responder_resources = 1;
+	param.initiator_depth = 1;
+	param.retry_count = 3;
+	param.rnr_retry_count = 3;
+	if (rdma_connect(id, &param)) {
+		printf("error: rdma_connect (%s)\n", strerror(errno));
+		goto out_mr;
+	}
+	type = next_event(ch, &status);
+	switch (type) {
+	case RDMA_CM_EVENT_REJECTED:
+		printf("rejected\n");
+		ret = 0;
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		printf("established\n");
+		rdma_disconnect(id);
+		ret = 2;
+		break;
+	default:
+		printf("error: event %s, status %d\n",
+		       type < 0 ? "none" : rdma_event_str(type), status);
+	}
+out_mr:
+	rdma_dereg_mr(mr);
+out_qp:
+	rdma_destroy_qp(id);
+out:
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "listen"))
+		return listen_one(atoi(argv[2]), atoi(argv[3]));
+	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "forge"))
+		return forge(argv + 2, argc == 9 && !strcmp(argv[8], "magic"));
+	fprintf(stderr, "usage: %s listen PORT SECONDS\n"
+		"       %s forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]\n",
+		argv[0], argv[0]);
+	return 1;
+}
