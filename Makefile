@@ -10,7 +10,9 @@
 # the default kernel's. `make DISTRO=trixie kernel ktest` builds them for
 # Debian trixie's kernel, inside the trixie root of scripts/trixie-root
 # (chroot: trixie's gcc and linux-headers), into $(BUILD)/k-trixie-<abi>/
-# (scripts/vm --distro trixie loads them from there).
+# (scripts/vm --distro trixie loads them from there). `make KABI=newest
+# kernel ktest` builds them for the newest Debian kernel the same way, in
+# the build root of scripts/newest-kernel.
 
 KABI_DEFAULT := $(shell scripts/kabi 2>/dev/null)
 KABI	?= $(KABI_DEFAULT)
@@ -38,7 +40,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/ib/*.c kern
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
 	clean bench kernel-debug check-debug deb check-packages check-pair-rxe \
-	check-full check-trixie
+	check-full check-trixie check-newest
 
 all: kernel user ktest
 
@@ -50,7 +52,7 @@ deps-ok:
 	pkg-config --exists libibverbs 2>/dev/null || missing="$$missing libibverbs-dev"; \
 	if [ -n "$$missing" ]; then \
 		echo "scire: missing build dependencies:$$missing" >&2; \
-		echo "scire: install them with: sudo scripts/setup$(if $(filter trixie,$(DISTRO)), (DISTRO=trixie: and sudo scripts/trixie-root build))" >&2; \
+		echo "scire: install them with: sudo scripts/setup$(if $(filter trixie,$(DISTRO)), (DISTRO=trixie: and sudo scripts/trixie-root build))$(if $(NEWEST), (KABI=newest: and sudo scripts/newest-kernel build))" >&2; \
 		exit 1; \
 	fi
 
@@ -79,6 +81,19 @@ KDIR	:= /usr/src/linux-headers-$(KABI)
 KROOT	:= $(shell scripts/trixie-root dir 2>/dev/null)/root
 KOUT	:= $(abspath $(BUILD))/k-trixie-$(KABI)
 KRUN	:= scripts/trixie-root run --bind $(KOUT)
+endif
+
+# KABI=newest: the newest kernel Debian's registry serves (unstable's or
+# trixie-backports', scripts/newest-kernel), built in that script's build
+# root (chroot: the kernel's own gcc and linux-headers), into
+# $(BUILD)/k-<abi>/ (scripts/vm --kernel newest loads them from there).
+ifeq ($(KABI),newest)
+override KABI := $(shell scripts/newest-kernel abi 2>/dev/null)
+KDIR	:= /usr/src/linux-headers-$(KABI)
+KROOT	:= $(shell scripts/newest-kernel dir 2>/dev/null)/root
+KOUT	:= $(abspath $(BUILD))/k-$(KABI)
+KRUN	:= scripts/newest-kernel run --bind $(KOUT)
+NEWEST	:= 1
 endif
 
 kernel: deps-ok
@@ -181,6 +196,14 @@ check-pair-rxe:
 # trixie's rdma_rxe on host b. Not in make check yet.
 check-trixie:
 	@SCIRE_CHECK_LANES=trixie scripts/check
+
+# The newest Debian kernel (scripts/newest-kernel: unstable's or
+# trixie-backports'): its build root and kernel made if missing (about 5
+# minutes, once), the modules built in it with W=1 -Werror (make
+# KABI=newest kernel ktest), one boot of it running a subset of the
+# selftests (SCIRE_CHECK_NEWEST_TESTS). Not in make check yet.
+check-newest:
+	@SCIRE_CHECK_LANES=newest scripts/check
 
 demo:
 	@scripts/demo
