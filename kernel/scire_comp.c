@@ -484,7 +484,7 @@ static void scire_comp_rnr(struct scire_qp *qp, u32 base, u32 psn, u8 code)
 	trace_scire_rewind(qp, SCIRE_REWIND_RNR_NAK, psn, req->rnr_left);
 	scire_req_rewind(qp, psn);
 	WRITE_ONCE(req->retrans_armed, false);
-	del_timer(&req->retrans_timer);
+	timer_delete(&req->retrans_timer);
 	if (!READ_ONCE(req->stopped))
 		mod_timer(&req->rnr_timer, jiffies +
 			  usecs_to_jiffies(scire_rnr_usecs[code & 0x1f]));

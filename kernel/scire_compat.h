@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * scire: what differs between the kernels scire builds for (Debian
- * bookworm's 6.1 and 6.12), in one place. The code is written against the
+ * bookworm's 6.1 and 6.12, trixie's 6.12, the newest Debian kernel: see
+ * scripts/kabi --list), in one place. The code is written against the
  * newer API; this header supplies it on kernels that lack it. Which
  * kernel has what is decided by feature tests on its headers
  * (kernel/scire_compat_probe, run by Kbuild: the SCIRE_HAVE_* macros),
@@ -13,7 +14,12 @@
 #define SCIRE_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/timer.h>
+#include <net/addrconf.h>
 #include <net/inet_sock.h>
+#include <net/ipv6.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -22,6 +28,25 @@
 #include <linux/unaligned.h>
 #else
 #include <asm/unaligned.h>
+#endif
+
+#ifndef SCIRE_HAVE_TIMER_DELETE
+/* Before 6.2 (and its backport to 6.1.y) timers were deleted with del_timer(). */
+static inline int timer_delete(struct timer_list *timer)
+{
+	return del_timer(timer);
+}
+
+static inline int timer_delete_sync(struct timer_list *timer)
+{
+	return del_timer_sync(timer);
+}
+#endif
+
+#ifndef SCIRE_HAVE_TIMER_CONTAINER_OF
+/* Before 6.16 a timer callback found its container with from_timer(). */
+#define timer_container_of(var, callback_timer, timer_fieldname) \
+	from_timer(var, callback_timer, timer_fieldname)
 #endif
 
 #ifndef SCIRE_HAVE_VM_FLAGS_SET
@@ -41,6 +66,153 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 	vma->vm_flags &= ~flags;
 }
 #endif
+
+#ifndef SCIRE_HAVE_IB_UMEM_GET_VA
+/*
+ * Pinning user memory by address: ib_umem_get() until the umem getters
+ * for uverbs buffer attributes came (Debian's 7.3) and it was renamed.
+ */
+static inline struct ib_umem *ib_umem_get_va(struct ib_device *device,
+					     unsigned long addr, size_t size,
+					     int access)
+{
+	return ib_umem_get(device, addr, size, access);
+}
+#endif
+
+/*
+ * IPv6 from a module: through ipv6_stub while IPv6 could be a module of
+ * its own (its functions absent until it loads), directly since it
+ * cannot (7.x: <net/ipv6_stubs.h> is gone).
+ */
+#ifdef SCIRE_HAVE_IPV6_STUBS
+#include <net/ipv6_stubs.h>
+
+static inline int scire_ipv6_mc_join(struct sock *sk, int ifindex,
+				     const struct in6_addr *addr)
+{
+	return ipv6_stub->ipv6_sock_mc_join(sk, ifindex, addr);
+}
+
+static inline int scire_ipv6_mc_drop(struct sock *sk, int ifindex,
+				     const struct in6_addr *addr)
+{
+	return ipv6_stub->ipv6_sock_mc_drop(sk, ifindex, addr);
+}
+
+static inline struct net_device *
+scire_ipv6_dev_find(struct net *net, const struct in6_addr *addr,
+		    struct net_device *dev)
+{
+	return ipv6_stub->ipv6_dev_find(net, addr, dev);
+}
+
+static inline struct dst_entry *
+scire_ip6_dst_lookup_flow(struct net *net, const struct sock *sk,
+			  struct flowi6 *fl6, const struct in6_addr *final_dst)
+{
+	return ipv6_stub->ipv6_dst_lookup_flow(net, sk, fl6, final_dst);
+}
+#else
+static inline int scire_ipv6_mc_join(struct sock *sk, int ifindex,
+				     const struct in6_addr *addr)
+{
+	return IS_ENABLED(CONFIG_IPV6) ?
+		ipv6_sock_mc_join(sk, ifindex, addr) : -EAFNOSUPPORT;
+}
+
+static inline int scire_ipv6_mc_drop(struct sock *sk, int ifindex,
+				     const struct in6_addr *addr)
+{
+	return IS_ENABLED(CONFIG_IPV6) ?
+		ipv6_sock_mc_drop(sk, ifindex, addr) : -EAFNOSUPPORT;
+}
+
+static inline struct net_device *
+scire_ipv6_dev_find(struct net *net, const struct in6_addr *addr,
+		    struct net_device *dev)
+{
+	return IS_ENABLED(CONFIG_IPV6) ? ipv6_dev_find(net, addr, dev) : NULL;
+}
+
+static inline struct dst_entry *
+scire_ip6_dst_lookup_flow(struct net *net, const struct sock *sk,
+			  struct flowi6 *fl6, const struct in6_addr *final_dst)
+{
+	return ip6_dst_lookup_flow(net, sk, fl6, final_dst);
+}
+#endif
+
+/**
+ * scire_setup_udp_tunnel_sock() - make a UDP socket an encapsulation socket.
+ * @net: its namespace.
+ * @sock: a socket of udp_sock_create().
+ * @cfg: the receive hook and its data.
+ *
+ * setup_udp_tunnel_sock() takes the struct sock since 7.x, the struct
+ * socket before.
+ */
+static inline void scire_setup_udp_tunnel_sock(struct net *net,
+					       struct socket *sock,
+					       struct udp_tunnel_sock_cfg *cfg)
+{
+#ifdef SCIRE_HAVE_SETUP_UDP_TUNNEL_SK
+	setup_udp_tunnel_sock(net, sock->sk, cfg);
+#else
+	setup_udp_tunnel_sock(net, sock, cfg);
+#endif
+}
+
+/**
+ * scire_udp_tunnel_sock_release() - release an encapsulation socket.
+ * @sock: the socket; gone on return.
+ *
+ * udp_tunnel_sock_release() takes the struct sock since 7.x, the struct
+ * socket before.
+ */
+static inline void scire_udp_tunnel_sock_release(struct socket *sock)
+{
+#ifdef SCIRE_HAVE_UDP_TUNNEL_RELEASE_SK
+	udp_tunnel_sock_release(sock->sk);
+#else
+	udp_tunnel_sock_release(sock);
+#endif
+}
+
+/**
+ * scire_udp_tunnel_xmit_skb() - send an skb in UDP over IPv4.
+ * @rt: the route.
+ * @sk: the sending socket.
+ * @skb: the UDP payload.
+ * @src: source address.
+ * @dst: destination address.
+ * @tos: TOS byte.
+ * @ttl: TTL.
+ * @df: htons(IP_DF) or 0.
+ * @src_port: UDP source port.
+ * @dst_port: UDP destination port.
+ * @xnet: crossing namespaces.
+ * @nocheck: no UDP checksum.
+ *
+ * udp_tunnel_xmit_skb() with no IP control block flags, which it takes as
+ * a last argument since 6.16.
+ */
+static inline void scire_udp_tunnel_xmit_skb(struct rtable *rt,
+					     struct sock *sk,
+					     struct sk_buff *skb, __be32 src,
+					     __be32 dst, __u8 tos, __u8 ttl,
+					     __be16 df, __be16 src_port,
+					     __be16 dst_port, bool xnet,
+					     bool nocheck)
+{
+#ifdef SCIRE_HAVE_UDP_TUNNEL_XMIT_IPCB_FLAGS
+	udp_tunnel_xmit_skb(rt, sk, skb, src, dst, tos, ttl, df, src_port,
+			    dst_port, xnet, nocheck, 0);
+#else
+	udp_tunnel_xmit_skb(rt, sk, skb, src, dst, tos, ttl, df, src_port,
+			    dst_port, xnet, nocheck);
+#endif
+}
 
 /**
  * scire_sk_set_mc_loop() - loop multicast sent on @sk back to this host.
@@ -90,6 +262,96 @@ static inline struct ib_udata *scire_cq_udata(struct ib_udata *udata)
 {
 	return udata;
 }
+#endif
+
+/*
+ * The CQ ops of the device's ops table. Since the split of user and
+ * kernel CQs (Debian's 7.3 has it), uverbs calls create_user_cq and
+ * resize_user_cq, the kernel verbs create_cq; before, create_cq and
+ * resize_cq serve both, a NULL udata telling a kernel caller.
+ */
+#ifdef SCIRE_HAVE_CREATE_USER_CQ
+int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct scire_cq_uarg *uarg);
+
+/**
+ * scire_create_kernel_cq() - create_cq: a CQ of a kernel consumer.
+ * @ibcq: the core-allocated CQ.
+ * @attr: as for scire_create_cq().
+ * @attrs: unused: a kernel CQ has no UHW.
+ *
+ * Return: as scire_create_cq().
+ */
+static inline int scire_create_kernel_cq(struct ib_cq *ibcq,
+					 const struct ib_cq_init_attr *attr,
+					 struct uverbs_attr_bundle *attrs)
+{
+	return scire_create_cq(ibcq, attr, NULL);
+}
+
+#define SCIRE_CREATE_CQ_OPS \
+	.create_cq = scire_create_kernel_cq, .create_user_cq = scire_create_cq
+#else
+#define SCIRE_CREATE_CQ_OPS .create_cq = scire_create_cq
+#endif
+
+#ifdef SCIRE_HAVE_RESIZE_USER_CQ
+int scire_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/**
+ * scire_resize_user_cq() - resize_user_cq: scire_resize_cq() for uverbs.
+ * @ibcq: the CQ.
+ * @cqe: requested entries.
+ * @udata: as for scire_resize_cq().
+ *
+ * Return: as scire_resize_cq(); -EINVAL for a count beyond INT_MAX.
+ */
+static inline int scire_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+				       struct ib_udata *udata)
+{
+	if (cqe > INT_MAX)
+		return -EINVAL;
+	return scire_resize_cq(ibcq, cqe, udata);
+}
+
+#define SCIRE_RESIZE_CQ_OP .resize_user_cq = scire_resize_user_cq
+#else
+#define SCIRE_RESIZE_CQ_OP .resize_cq = scire_resize_cq
+#endif
+
+/*
+ * reg_user_mr: since 6.17 with a DMA handle (TPH steering hints of
+ * alloc_dmah). scire has no alloc_dmah, so the core passes none; one that
+ * came anyway is refused rather than ignored.
+ */
+#ifdef SCIRE_HAVE_REG_USER_MR_DMAH
+struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+
+/**
+ * scire_reg_user_mr_op() - reg_user_mr with a DMA handle.
+ * @ibpd: the PD.
+ * @start: user virtual address of the region.
+ * @length: bytes.
+ * @iova: the address the region is known by.
+ * @access: IB_ACCESS_* rights.
+ * @dmah: a DMA handle: must be NULL.
+ * @udata: REG_MR UHW.
+ *
+ * Return: as scire_reg_user_mr(); ERR_PTR(-EOPNOTSUPP) for a DMA handle.
+ */
+static inline struct ib_mr *scire_reg_user_mr_op(struct ib_pd *ibpd,
+						 u64 start, u64 length,
+						 u64 iova, int access,
+						 struct ib_dmah *dmah,
+						 struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return scire_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+#else
+#define scire_reg_user_mr_op scire_reg_user_mr
 #endif
 
 #endif /* SCIRE_COMPAT_H */

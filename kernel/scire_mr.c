@@ -785,7 +785,7 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	mr->umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		ret = PTR_ERR(mr->umem);
 		mr->umem = NULL;

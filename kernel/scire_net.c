@@ -38,7 +38,6 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
-#include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
@@ -614,7 +613,7 @@ static struct socket *scire_sock_create(struct net *net, struct scire_ns *ns,
 	ret = udp_sock_create(net, &cfg, &sock);
 	if (ret)
 		return ERR_PTR(ret);
-	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	scire_setup_udp_tunnel_sock(net, sock, &tnl_cfg);
 	/*
 	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off; QPs of
 	 * this host attached to a group must hear what is sent to it.
@@ -634,9 +633,9 @@ static void scire_ns_release_socks(struct scire_ns *ns)
 				    lockdep_is_held(&scire_ns_lock));
 	/* Each waits for RCU readers: receivers and senders are done. */
 	if (sock6)
-		udp_tunnel_sock_release(sock6);
+		scire_udp_tunnel_sock_release(sock6);
 	if (sock4)
-		udp_tunnel_sock_release(sock4);
+		scire_udp_tunnel_sock_release(sock4);
 }
 
 /* Find or create the sockets of @net. Called with scire_ns_lock held. */
@@ -872,13 +871,11 @@ int scire_net_mc_join(struct scire_dev *sdev, const union ib_gid *mgid,
 		ret = join ? ip_mc_join_group(sock->sk, &mreq) :
 			     ip_mc_leave_group(sock->sk, &mreq);
 	} else if (join) {
-		ret = ipv6_stub->ipv6_sock_mc_join(sock->sk,
-						   sdev->netdev->ifindex,
-						   addr);
+		ret = scire_ipv6_mc_join(sock->sk, sdev->netdev->ifindex,
+					 addr);
 	} else {
-		ret = ipv6_stub->ipv6_sock_mc_drop(sock->sk,
-						   sdev->netdev->ifindex,
-						   addr);
+		ret = scire_ipv6_mc_drop(sock->sk, sdev->netdev->ifindex,
+					 addr);
 	}
 	release_sock(sock->sk);
 	rtnl_unlock();
@@ -1109,9 +1106,9 @@ static struct scire_dev *scire_tx_local_rcu(struct scire_ns *ns,
 		if (ipv6_addr_is_multicast(daddr))
 			return NULL;
 		/* A link-local address may exist on several netdevs. */
-		ndev = ipv6_stub->ipv6_dev_find(net, daddr, sdev->netdev);
+		ndev = scire_ipv6_dev_find(net, daddr, sdev->netdev);
 		if (!ndev)
-			ndev = ipv6_stub->ipv6_dev_find(net, daddr, NULL);
+			ndev = scire_ipv6_dev_find(net, daddr, NULL);
 	} else {
 		__be32 daddr = av->daddr.in4.sin_addr.s_addr;
 
@@ -1253,7 +1250,7 @@ static struct dst_entry *scire_route_rcu(struct net *net, struct sock *sk,
 			.fl6_dport = htons(SCIRE_ROCE_V2_PORT),
 		};
 
-		dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+		dst = scire_ip6_dst_lookup_flow(net, sk, &fl6, NULL);
 		if (!IS_ERR(dst) && dst->error) {
 			int ret = dst->error;
 

@@ -109,7 +109,7 @@ struct scire_req_tx {
  */
 static void scire_req_retrans_expired(struct timer_list *t)
 {
-	struct scire_qp *qp = from_timer(qp, t, req.retrans_timer);
+	struct scire_qp *qp = timer_container_of(qp, t, req.retrans_timer);
 	struct scire_req *req = &qp->req;
 	unsigned long deadline;
 
@@ -135,7 +135,7 @@ static bool scire_req_is_ud(const struct scire_qp *qp)
 
 static void scire_req_rnr_expired(struct timer_list *t)
 {
-	struct scire_qp *qp = from_timer(qp, t, req.rnr_timer);
+	struct scire_qp *qp = timer_container_of(qp, t, req.rnr_timer);
 
 	set_bit(SCIRE_QP_P_RNR, &qp->pending);
 	scire_qp_kick(qp);
@@ -195,8 +195,8 @@ void scire_req_cleanup(struct scire_qp *qp)
 
 	if (req->retrans_timer.function) {
 		WRITE_ONCE(req->stopped, true);
-		del_timer_sync(&req->retrans_timer);
-		del_timer_sync(&req->rnr_timer);
+		timer_delete_sync(&req->retrans_timer);
+		timer_delete_sync(&req->rnr_timer);
 	}
 	kvfree(req->shadow);
 	kvfree(req->wqe);
@@ -308,8 +308,8 @@ void scire_req_stop(struct scire_qp *qp)
 	struct scire_req *req = &qp->req;
 
 	WRITE_ONCE(req->stopped, true);
-	del_timer_sync(&req->retrans_timer);
-	del_timer_sync(&req->rnr_timer);
+	timer_delete_sync(&req->retrans_timer);
+	timer_delete_sync(&req->rnr_timer);
 }
 
 /* Local ACK timeout (IBA 11.2.4.2: 4.096 us * 2^code), never below a floor. */
@@ -1120,8 +1120,8 @@ void scire_req_flush(struct scire_qp *qp)
 	if (!req->shadow)
 		return;
 	WRITE_ONCE(req->retrans_armed, false);
-	del_timer(&req->retrans_timer);
-	del_timer(&req->rnr_timer);
+	timer_delete(&req->retrans_timer);
+	timer_delete(&req->rnr_timer);
 	req->rnr_wait = false;
 
 	while (sq->consumer != req->fetched) {

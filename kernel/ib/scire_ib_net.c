@@ -193,10 +193,10 @@ static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 	skb->ignore_df = 0;
-	udp_tunnel_xmit_skb(rt, sock->sk, skb, fl.saddr, peer, 0,
-			    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
-			    htons(src_port), htons(scire_ib_udp_port), false,
-			    false);
+	scire_udp_tunnel_xmit_skb(rt, sock->sk, skb, fl.saddr, peer, 0,
+				  ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
+				  htons(src_port), htons(scire_ib_udp_port),
+				  false, false);
 	rcu_read_unlock();
 	return 0;
 
@@ -706,7 +706,7 @@ int scire_ib_net_open(struct scire_dev *sdev)
 			sdev->netdev->name, scire_ib_udp_port, ret);
 		return ret;
 	}
-	setup_udp_tunnel_sock(dev_net(sdev->netdev), sock, &tnl_cfg);
+	scire_setup_udp_tunnel_sock(dev_net(sdev->netdev), sock, &tnl_cfg);
 	rcu_assign_pointer(sdev->ib_sock, sock);
 	return 0;
 }
@@ -749,7 +749,7 @@ void scire_ib_net_close(struct scire_dev *sdev)
 	cancel_delayed_work_sync(&sdev->ib_hello);
 	/* Waits for receivers: none touches @sdev afterwards. */
 	if (sock)
-		udp_tunnel_sock_release(sock);
+		scire_udp_tunnel_sock_release(sock);
 }
 
 static ssize_t scire_ib_peer_show(struct ib_device *ibdev, u32 port,

@@ -728,7 +728,7 @@ static int scif_reg_check(struct scif_endpt *ep, size_t len, off_t offset,
  * scif_register() - open a window of an endpoint's registered address space
  * @epd: a connected endpoint
  * @addr: first byte of the memory, page aligned: a user address of the
- *	calling task (pinned with ib_umem_get(), counted in RLIMIT_MEMLOCK),
+ *	calling task (pinned with ib_umem_get_va(), counted in RLIMIT_MEMLOCK),
  *	or with SCIF_MAP_KERNEL a kernel address (vmalloc or the linear map),
  *	which the caller keeps until the window is unregistered
  * @len: bytes, a non-zero multiple of the page size
@@ -791,8 +791,8 @@ off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 		ret = scif_ep_verify(ep) ?: -ECONNRESET;
 		goto err;
 	}
-	win->umem = ib_umem_get(ep->pd->device, (unsigned long)addr, len,
-				prot_flags & SCIF_PROT_WRITE ? IB_ACCESS_LOCAL_WRITE : 0);
+	win->umem = ib_umem_get_va(ep->pd->device, (unsigned long)addr, len,
+				   prot_flags & SCIF_PROT_WRITE ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (IS_ERR(win->umem)) {
 		ret = PTR_ERR(win->umem);
 		win->umem = NULL;
@@ -1698,7 +1698,7 @@ static int scif_temp_window(struct scif_endpt *ep, u64 addr, size_t len, bool us
 			ret = -EFAULT;
 			goto err;
 		}
-		win->umem = ib_umem_get(dev, addr, len, writable ? IB_ACCESS_LOCAL_WRITE : 0);
+		win->umem = ib_umem_get_va(dev, addr, len, writable ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (IS_ERR(win->umem)) {
 			ret = PTR_ERR(win->umem);
 			win->umem = NULL;
