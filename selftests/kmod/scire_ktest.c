@@ -1340,6 +1340,36 @@ static void kt_teardown(struct kt *kt)
 		ib_dealloc_pd(kt->pd);
 }
 
+/*
+ * The device named dev=: found through an ib_client, whose add() the core
+ * calls for every registered device, since ib_device_get_by_name() is no
+ * longer exported to modules (7.x). A reference is taken as that did.
+ */
+static struct ib_device *kt_found;
+
+static int kt_client_add(struct ib_device *dev)
+{
+	if (!kt_found && !strcmp(dev_name(&dev->dev), kt_dev_name) &&
+	    ib_device_try_get(dev))
+		kt_found = dev;
+	/* No client data: the core calls nothing more of this client. */
+	return -EOPNOTSUPP;
+}
+
+static struct ib_client kt_client = {
+	.name = "scire_ktest",
+	.add = kt_client_add,
+};
+
+static struct ib_device *kt_device_get(void)
+{
+	kt_found = NULL;
+	if (ib_register_client(&kt_client))
+		return NULL;
+	ib_unregister_client(&kt_client);
+	return kt_found;
+}
+
 static int __init kt_init(void)
 {
 	struct kt *kt;
@@ -1352,7 +1382,7 @@ static int __init kt_init(void)
 	kt = kzalloc(sizeof(*kt), GFP_KERNEL);
 	if (!kt)
 		return -ENOMEM;
-	kt->dev = ib_device_get_by_name(kt_dev_name, RDMA_DRIVER_UNKNOWN);
+	kt->dev = kt_device_get();
 	if (!kt->dev) {
 		pr_err("FAIL no RDMA device named %s\n", kt_dev_name);
 		kfree(kt);
