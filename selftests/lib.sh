@@ -1497,7 +1497,9 @@ scire_reload()
 	if [ "${1:-}" = --core ]; then
 		core=1
 		shift
-		mods+=(rdma_ucm ib_umad ib_uverbs rdma_cm iw_cm ib_cm ib_core)
+		# ib_uverbs_support: ib_uverbs' objects, a module of their
+		# own since 7.x (absent before: skipped).
+		mods+=(rdma_ucm ib_umad ib_uverbs ib_uverbs_support rdma_cm iw_cm ib_cm ib_core)
 	fi
 	[ -d /sys/module/scire_scif ] && scif=1
 	[ -d /sys/module/ib_umad ] && umad=1
