@@ -35,6 +35,32 @@
  * server, and each close must return within CLOSE_BOUND seconds, a bound
  * on a hang, not a speed target (a close takes milliseconds).
  *
+ * Across two hosts (selftests/pair/50-scif.sh), besides server/client:
+ *
+ *   scif_user sizes-server PORT MIB       serve one sizes client, MIB window
+ *   scif_user sizes-client NODE PORT MIB  RMA from 1 byte to MIB MiB
+ *   scif_user fault-server PORT           a connection left to break
+ *   scif_user fault-client NODE PORT SECS RMA until the connection breaks
+ *
+ * sizes: both sides register a window of MIB MiB. For each size from one
+ * byte to the whole window (unaligned offsets and lengths among them):
+ * writeto and vwriteto (SYNC) checked by the server, readfrom and
+ * vreadfrom checked here (nothing written outside the range), and a
+ * writeto without SYNC followed by fence_mark (INIT_SELF) and fence_wait.
+ * Then fence_signal (INIT_SELF, local and remote) after a half-window
+ * writeto that is not SYNC: the server, polling its window, must see all
+ * of the data once the remote value arrives; the server writes into our
+ * window without SYNC and fence_mark (INIT_PEER) plus fence_wait here
+ * must find its data; and this side closes first: the server's blocked
+ * scif_recv() must fail with ECONNRESET within CLOSE_BOUND seconds.
+ *
+ * fault: the client writes and reads 1 MiB (SYNC) in a loop, printing
+ * "rma running" after the first round, until a call fails; the test then
+ * breaks the connection from outside (the server's host deletes its RDMA
+ * device or takes its link down). Every call must fail with an errno, not
+ * hang: the RMA that meets the break within SECS seconds, then send,
+ * recv and close. The server waits in scif_recv() and must see it fail.
+ *
  * Output: one line per check, "ok" or "not ok"; exit status 0 when all
  * pass, 1 otherwise.
  */
@@ -632,6 +658,349 @@ static int closes(int n)
 	return rc;
 }
 
+/* --- sizes and fault: across two hosts ------------------------------------ */
+
+#define BIG_OFF		0x80000000L	/* the sizes server's window */
+
+/* Requests of the sizes client, after the ones above. */
+enum { REQ_FILLR = 16, REQ_WAIT_SIGNAL, REQ_PEER_WRITE, REQ_PEER_CLOSES };
+
+/* A sizes request carries two more values than struct req. */
+struct req2 {
+	struct req r;
+	long off2;
+	long len2;
+};
+
+static scif_epd_t connect_to(unsigned short node, unsigned short port)
+{
+	struct scif_port_id dst = { .node = node, .port = port };
+	scif_epd_t epd = scif_open();
+	int i, ret = -1;
+
+	if (epd < 0)
+		die("scif_open");
+	for (i = 0; i < 300; i++) {
+		ret = scif_connect(epd, &dst);
+		if (ret >= 0 || (errno != ECONNREFUSED && errno != ENETUNREACH &&
+				 errno != EHOSTUNREACH))
+			break;
+		usleep(100000);	/* the server is not listening yet */
+	}
+	check(ret >= SCIF_PORT_RSVD, "connect to %u:%u from port %d", node, port, ret);
+	if (ret < 0)
+		exit(1);
+	return epd;
+}
+
+static void *xbig(long len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len))
+		die("posix_memalign");
+	memset(p, 0, len);
+	return p;
+}
+
+static int sizes_server(int port, long wlen)
+{
+	struct scif_port_id peer;
+	unsigned char *win;
+	scif_epd_t lep, epd;
+	struct req2 q;
+	double t;
+	off_t off;
+	int r, i;
+
+	who = "sizes server";
+	if (wlen < (1 << 20))
+		wlen = 1 << 20;
+	win = xbig(wlen);
+	lep = xlisten(port, 4, -1);
+	if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
+		die("scif_accept");
+	check(1, "accepted peer %u:%u", peer.node, peer.port);
+	off = scif_register(epd, win, wlen, BIG_OFF, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			    SCIF_MAP_FIXED);
+	check(off == BIG_OFF, "register a fixed window of %ld MiB at %#lx", wlen >> 20,
+	      BIG_OFF);
+	xsend(epd, &off, sizeof(off));
+	for (;;) {
+		xrecv(epd, &q, sizeof(q));
+		r = 0;
+		switch (q.r.op) {
+		case REQ_CHECK:
+			r = !mismatch(win + q.r.off - BIG_OFF, q.r.len, q.r.off - BIG_OFF,
+				      q.r.seed);
+			if (!r)
+				check(0, "window holds what the client wrote (%ld bytes at %#lx)",
+				      q.r.len, q.r.off);
+			break;
+		case REQ_FILLR:
+			fill_at(win + q.r.off - BIG_OFF, q.r.len, q.r.off - BIG_OFF, q.r.seed);
+			r = 1;
+			break;
+		case REQ_WAIT_SIGNAL:
+			/* Poll for the value at off2, then the data must all be there. */
+			for (i = 0; i < 30000 && *(volatile unsigned long long *)
+			     (win + q.off2 - BIG_OFF) != q.r.val; i++)
+				usleep(1000);
+			check(i < 30000, "remote fence signal %#llx arrived", q.r.val);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			r = i < 30000 && !mismatch(win + q.r.off - BIG_OFF, q.r.len,
+						   q.r.off - BIG_OFF, q.r.seed);
+			check(r, "all %ld bytes written before the fence signal are there"
+			      " when its value is", q.r.len);
+			break;
+		case REQ_PEER_WRITE:
+			/* Our range to the client's window at off2, not SYNC. */
+			fill_at(win + q.r.off - BIG_OFF, q.r.len, q.r.off - BIG_OFF, q.r.seed);
+			r = !scif_writeto(epd, q.r.off, q.r.len, q.off2, 0);
+			check(r, "writeto of %ld bytes into the client's window, not SYNC",
+			      q.r.len);
+			break;
+		case REQ_PEER_CLOSES:
+			r = 1;
+			xsend(epd, &r, sizeof(r));
+			t = now();
+			errno = 0;
+			r = scif_recv(epd, &q, sizeof(q), SCIF_RECV_BLOCK);
+			t = now() - t;
+			check(r < 0 && errno == ECONNRESET && t < CLOSE_BOUND,
+			      "the client closed: blocked recv is ECONNRESET after %.1f s", t);
+			errno = 0;
+			check(scif_send(epd, &q, 8, SCIF_SEND_BLOCK) < 0 && errno == ECONNRESET,
+			      "send after the client closed is ECONNRESET");
+			scif_unregister(epd, BIG_OFF, wlen);
+			timed_close(epd, 0);
+			scif_close(lep);
+			free(win);
+			printf("%s: %d checks, %d failed\n", who, checks, failures);
+			return failures ? 1 : 0;
+		}
+		xsend(epd, &r, sizeof(r));
+	}
+}
+
+static int ask2(scif_epd_t epd, int op, unsigned int seed, long off, long len,
+		unsigned long long val, long off2)
+{
+	struct req2 q = { { op, seed, off, len, val }, off2, 0 };
+	int r;
+
+	xsend(epd, &q, sizeof(q));
+	xrecv(epd, &r, sizeof(r));
+	return r;
+}
+
+static int sizes_client(unsigned short node, unsigned short port, long wlen)
+{
+	long sz[] = { 1, 2, 7, 4095, 4096, 4097, 65536 + 5, (1 << 20) + 3, 4 << 20,
+		      wlen - 4096 - 123, wlen };
+	unsigned char *win, *vb;
+	scif_epd_t epd;
+	off_t soff, loff;
+	unsigned int s;
+	int ret, mark, ok, i;
+	long o, len;
+	double t;
+
+	if (wlen < (1 << 20))
+		wlen = 1 << 20;
+	epd = connect_to(node, port);
+	xrecv(epd, &soff, sizeof(soff));
+	check(soff == BIG_OFF, "server's window at %#lx", (long)soff);
+	win = xbig(wlen);
+	vb = xbig(wlen + 4096);
+	loff = scif_register(epd, win, wlen, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	check(loff != SCIF_REGISTER_FAILED, "register %ld MiB at %#lx", wlen >> 20, (long)loff);
+	if (loff == SCIF_REGISTER_FAILED)
+		return 1;
+
+	for (i = 0; i < (int)(sizeof(sz) / sizeof(sz[0])); i++) {
+		len = sz[i];
+		if (len <= 0 || len > wlen)
+			continue;
+		/* An unaligned offset where there is room for one. */
+		o = len + 4096 + 123 <= wlen ? 4096 + 123 + i : wlen - len;
+		if (o + len > wlen)
+			o = wlen - len;
+		s = 20 + 4 * i;
+		t = now();
+
+		fill_at(win + o, len, o, s);
+		ret = scif_writeto(epd, loff + o, len, soff + o, SCIF_RMA_SYNC);
+		check(!ret && ask2(epd, REQ_CHECK, s, soff + o, len, 0, 0),
+		      "writeto %ld bytes at +%ld, SYNC: the server has them", len, o);
+
+		check(ask2(epd, REQ_FILLR, s + 1, soff + o, len, 0, 0), "server filled");
+		memset(win, 0xa5, wlen);
+		ret = scif_readfrom(epd, loff + o, len, soff + o, SCIF_RMA_SYNC);
+		ok = !ret && !mismatch(win + o, len, o, s + 1) &&
+		     (o == 0 || win[o - 1] == 0xa5) && (o + len == wlen || win[o + len] == 0xa5);
+		check(ok, "readfrom %ld bytes at +%ld, SYNC: byte-exact, nothing outside", len, o);
+
+		fill_at(vb + 1, len, o, s + 2);
+		ret = scif_vwriteto(epd, vb + 1, len, soff + o, SCIF_RMA_SYNC);
+		check(!ret && ask2(epd, REQ_CHECK, s + 2, soff + o, len, 0, 0),
+		      "vwriteto %ld bytes from an unaligned buffer: the server has them", len);
+
+		memset(vb, 0, len + 2);
+		ret = scif_vreadfrom(epd, vb + 1, len, soff + o, SCIF_RMA_SYNC);
+		check(!ret && !mismatch(vb + 1, len, o, s + 2) && !vb[0] && !vb[len + 1],
+		      "vreadfrom %ld bytes into an unaligned buffer: byte-exact", len);
+
+		fill_at(win + o, len, o, s + 3);
+		ret = scif_writeto(epd, loff + o, len, soff + o, 0);
+		ret = ret ? ret : scif_fence_mark(epd, SCIF_FENCE_INIT_SELF, &mark);
+		ret = ret ? ret : scif_fence_wait(epd, mark);
+		check(!ret && ask2(epd, REQ_CHECK, s + 3, soff + o, len, 0, 0),
+		      "writeto %ld bytes not SYNC, fence_mark, fence_wait: the server has"
+		      " them (%.1f s for this size)", len, now() - t);
+	}
+
+	/* fence_signal after an RMA that is not SYNC: data before value. */
+	len = wlen / 2;
+	fill(win, len, 90);
+	{
+		struct req2 q = { { REQ_WAIT_SIGNAL, 90, soff, len, 0x5ca1ab1e0ddba11ULL },
+				  soff + wlen - 8, 0 };
+
+		xsend(epd, &q, sizeof(q));
+	}
+	ret = scif_writeto(epd, loff, len, soff, 0);
+	check(!ret, "writeto %ld bytes, not SYNC, the server polling", len);
+	ret = scif_fence_signal(epd, loff + wlen - 8, 0x1122334455667788ULL, soff + wlen - 8,
+				0x5ca1ab1e0ddba11ULL,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE);
+	check(!ret, "fence_signal (INIT_SELF, local and remote)");
+	xrecv(epd, &ok, sizeof(ok));
+	check(ok, "server: the data was there when the signal's value was");
+	for (i = 0; i < 10000 && *(volatile unsigned long long *)(win + wlen - 8) !=
+	     0x1122334455667788ULL; i++)
+		usleep(1000);
+	check(i < 10000, "the local fence signal value arrived");
+
+	/* INIT_PEER: the server writes into our window, we mark and wait. */
+	o = 8192 + 5;
+	len = (1 << 20) + 77;
+	memset(win, 0, wlen);
+	check(ask2(epd, REQ_PEER_WRITE, 91, soff + o, len, 0, loff + o),
+	      "server issued its writeto");
+	ret = scif_fence_mark(epd, SCIF_FENCE_INIT_PEER, &mark);
+	check(!ret, "fence_mark (INIT_PEER) gives mark %#x", mark);
+	check(!ret && !scif_fence_wait(epd, mark), "fence_wait on the peer's mark");
+	check(!mismatch(win + o, len, o, 91) && !win[o - 1] && !win[o + len],
+	      "the peer's %ld bytes are in our window after the wait", len);
+
+	/* This side closes first. */
+	check(!scif_unregister(epd, loff, wlen), "unregister our window");
+	check(ask2(epd, REQ_PEER_CLOSES, 0, 0, 0, 0, 0), "server ready for our close");
+	timed_close(epd, 0);
+	check(1, "closed first; the server reports what it saw");
+	free(win);
+	free(vb);
+	printf("%s: %d checks, %d failed\n", who, checks, failures);
+	return failures ? 1 : 0;
+}
+
+static int failed_cleanly(int e)
+{
+	return e == ECONNRESET || e == ENOTCONN || e == ETIMEDOUT || e == EIO ||
+	       e == ENODEV || e == ENETDOWN || e == ENETUNREACH || e == EHOSTUNREACH ||
+	       e == ECONNABORTED;
+}
+
+static int fault_server(int port)
+{
+	struct scif_port_id peer;
+	unsigned char *win;
+	scif_epd_t lep, epd;
+	off_t off;
+	double t;
+	int r, e;
+	char c;
+
+	who = "fault server";
+	win = xwindow();
+	lep = xlisten(port, 4, -1);
+	if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC))
+		die("scif_accept");
+	off = scif_register(epd, win, WIN_LEN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	check(off != SCIF_REGISTER_FAILED, "register 1 MiB");
+	xsend(epd, &off, sizeof(off));
+	printf("fault server: waiting in scif_recv\n");
+	t = now();
+	errno = 0;
+	r = scif_recv(epd, &c, 1, SCIF_RECV_BLOCK);
+	e = errno;
+	check(r < 0 && failed_cleanly(e), "the blocked recv failed (%s) after %.1f s",
+	      strerror(e), now() - t);
+	t = now();
+	scif_close(epd);
+	scif_close(lep);
+	check(now() - t < CLOSE_BOUND, "close took %.1f s", now() - t);
+	printf("%s: %d checks, %d failed\n", who, checks, failures);
+	return failures ? 1 : 0;
+}
+
+static int fault_client(unsigned short node, unsigned short port, int secs)
+{
+	unsigned char *win;
+	double t0, last;
+	scif_epd_t epd;
+	off_t soff, loff;
+	long rounds = 0;
+	int ret = 0, e = 0;
+	char c;
+
+	who = "fault client";
+	epd = connect_to(node, port);
+	xrecv(epd, &soff, sizeof(soff));
+	win = xwindow();
+	loff = scif_register(epd, win, WIN_LEN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	check(loff != SCIF_REGISTER_FAILED, "register 1 MiB");
+	fill(win, WIN_LEN, 99);
+	t0 = last = now();
+	while (now() - t0 < secs) {
+		errno = 0;
+		ret = rounds & 1 ? scif_readfrom(epd, loff, WIN_LEN, soff, SCIF_RMA_SYNC) :
+			scif_writeto(epd, loff, WIN_LEN, soff, SCIF_RMA_SYNC);
+		if (ret) {
+			e = errno;
+			break;
+		}
+		if (!rounds++)
+			printf("rma running\n");
+		last = now();
+	}
+	errno = e;
+	check(ret && failed_cleanly(e), "RMA failed (%s) after %ld rounds, %.1f s after"
+	      " the last one that worked", strerror(e), rounds, now() - last);
+	check(ret && now() - last < secs, "the failure came within %d s", secs);
+	errno = 0;
+	last = now();
+	ret = scif_send(epd, "x", 1, SCIF_SEND_BLOCK);
+	e = errno;
+	check(ret < 0 && failed_cleanly(e), "send fails at once (%s, %.1f s)", strerror(e),
+	      now() - last);
+	errno = 0;
+	last = now();
+	ret = scif_recv(epd, &c, 1, SCIF_RECV_BLOCK);
+	e = errno;
+	check(ret < 0 && failed_cleanly(e), "blocking recv fails at once (%s, %.1f s)",
+	      strerror(e), now() - last);
+	errno = 0;
+	ret = scif_writeto(epd, loff, 4096, soff, SCIF_RMA_SYNC);
+	check(ret < 0, "another writeto fails too");
+	timed_close(epd, 0);
+	check(1, "closed");
+	free(win);
+	printf("%s: %d checks, %d failed\n", who, checks, failures);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint16_t self;
@@ -650,9 +1019,18 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "closes"))
 		return closes(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "sizes-server"))
+		return sizes_server(atoi(argv[2]), atol(argv[3]) << 20);
+	if (argc == 5 && !strcmp(argv[1], "sizes-client"))
+		return sizes_client(atoi(argv[2]), atoi(argv[3]), atol(argv[4]) << 20);
+	if (argc == 3 && !strcmp(argv[1], "fault-server"))
+		return fault_server(atoi(argv[2]));
+	if (argc == 5 && !strcmp(argv[1], "fault-client"))
+		return fault_client(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc != 2 || strcmp(argv[1], "loop")) {
-		fprintf(stderr, "usage: %s server PORT | client NODE PORT | loop | closes N\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s server PORT | client NODE PORT | loop | closes N |\n"
+			"  sizes-server PORT MIB | sizes-client NODE PORT MIB |\n"
+			"  fault-server PORT | fault-client NODE PORT SECS\n", argv[0]);
 		return 2;
 	}
 	if (scif_get_nodeIDs(NULL, 0, &self) < 0) {
