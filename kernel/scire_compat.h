@@ -15,6 +15,7 @@
 
 #include <linux/mm.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <net/addrconf.h>
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
@@ -28,6 +29,11 @@
 #include <linux/unaligned.h>
 #else
 #include <asm/unaligned.h>
+#endif
+
+#ifndef SCIRE_HAVE_WQ_PERCPU
+/* Before 6.17 a workqueue not WQ_UNBOUND is per-CPU without saying so. */
+#define WQ_PERCPU 0
 #endif
 
 #ifndef SCIRE_HAVE_TIMER_DELETE

@@ -425,8 +425,8 @@ static int __init scire_init(void)
 {
 	int ret;
 
-	scire_wq = alloc_workqueue("scire", WQ_HIGHPRI | WQ_CPU_INTENSIVE |
-				   WQ_MEM_RECLAIM, 0);
+	scire_wq = alloc_workqueue("scire", WQ_PERCPU | WQ_HIGHPRI |
+				   WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0);
 	if (!scire_wq)
 		return -ENOMEM;
 	scire_hdr_init();
