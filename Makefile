@@ -162,7 +162,7 @@ kernel-doc: deps-ok
 check:
 	@scripts/check
 
-# make check with what it leaves out for its time (the README, Checks): the
+# make check with what it leaves out for its time (docs/testing.md): the
 # one-host NFS over RDMA, iSER and SRP tests and the one-kernel rdma_rxe
 # interop tests (91, 92) in the stock boot, and pair/90's lossy-wire runs
 # both ways.
