@@ -32,7 +32,7 @@
 #endif
 
 #ifndef SCIRE_HAVE_WQ_PERCPU
-/* Before 6.17 a workqueue not WQ_UNBOUND is per-CPU without saying so. */
+/* Before WQ_PERCPU a workqueue not WQ_UNBOUND is per-CPU without saying so. */
 #define WQ_PERCPU 0
 #endif
 
@@ -50,7 +50,7 @@ static inline int timer_delete_sync(struct timer_list *timer)
 #endif
 
 #ifndef SCIRE_HAVE_TIMER_CONTAINER_OF
-/* Before 6.16 a timer callback found its container with from_timer(). */
+/* Before timer_container_of() a timer callback used from_timer(). */
 #define timer_container_of(var, callback_timer, timer_fieldname) \
 	from_timer(var, callback_timer, timer_fieldname)
 #endif
@@ -89,7 +89,7 @@ static inline struct ib_umem *ib_umem_get_va(struct ib_device *device,
 /*
  * IPv6 from a module: through ipv6_stub while IPv6 could be a module of
  * its own (its functions absent until it loads), directly since it
- * cannot (7.x: <net/ipv6_stubs.h> is gone).
+ * cannot (after 6.12, Debian's 7.3: <net/ipv6_stubs.h> is gone).
  */
 #ifdef SCIRE_HAVE_IPV6_STUBS
 #include <net/ipv6_stubs.h>
@@ -155,7 +155,7 @@ scire_ip6_dst_lookup_flow(struct net *net, const struct sock *sk,
  * @sock: a socket of udp_sock_create().
  * @cfg: the receive hook and its data.
  *
- * setup_udp_tunnel_sock() takes the struct sock since 7.x, the struct
+ * setup_udp_tunnel_sock() takes the struct sock after 6.12 (7.3), the struct
  * socket before.
  */
 static inline void scire_setup_udp_tunnel_sock(struct net *net,
@@ -173,7 +173,7 @@ static inline void scire_setup_udp_tunnel_sock(struct net *net,
  * scire_udp_tunnel_sock_release() - release an encapsulation socket.
  * @sock: the socket; gone on return.
  *
- * udp_tunnel_sock_release() takes the struct sock since 7.x, the struct
+ * udp_tunnel_sock_release() takes the struct sock after 6.12 (7.3), the struct
  * socket before.
  */
 static inline void scire_udp_tunnel_sock_release(struct socket *sock)
@@ -200,8 +200,8 @@ static inline void scire_udp_tunnel_sock_release(struct socket *sock)
  * @xnet: crossing namespaces.
  * @nocheck: no UDP checksum.
  *
- * udp_tunnel_xmit_skb() with no IP control block flags, which it takes as
- * a last argument since 6.16.
+ * udp_tunnel_xmit_skb() with no IP control block flags, a last argument
+ * it takes in kernels after 6.12 (Debian's 7.3).
  */
 static inline void scire_udp_tunnel_xmit_skb(struct rtable *rt,
 					     struct sock *sk,
@@ -326,9 +326,9 @@ static inline int scire_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
 #endif
 
 /*
- * reg_user_mr: since 6.17 with a DMA handle (TPH steering hints of
- * alloc_dmah). scire has no alloc_dmah, so the core passes none; one that
- * came anyway is refused rather than ignored.
+ * reg_user_mr: after 6.12 (Debian's 7.3) with a DMA handle (TPH steering
+ * hints of alloc_dmah). scire has no alloc_dmah, so the core passes none;
+ * one that came anyway is refused rather than ignored.
  */
 #ifdef SCIRE_HAVE_REG_USER_MR_DMAH
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
