@@ -39,6 +39,12 @@ cleanup()
 }
 trap cleanup EXIT
 
+# rcv_listening NS: the TCP receiver listens on port 5301 (in NS, or here).
+rcv_listening()
+{
+	in_ns "$1" ss -Hltn 'sport = :5301' 2>/dev/null | grep -q .
+}
+
 # tcp_both LABEL: 8 MiB of random bytes over TCP from a to b and from b
 # to a, byte count and SHA-256 compared. (iperf3's rates are make bench's
 # column (g); its own received count may miss the last bytes in flight
@@ -55,7 +61,12 @@ tcp_both()
 			timeout 120 python3 "$work/tcp_sum.py" "$addr_a" >"$work/sum" &
 		fi
 		rcv_pid=$!
-		sleep 1
+		# python3's start can take seconds under TCG on a busy host.
+		if [ "$dir" = ab ]; then
+			wait_for 30 rcv_listening "$ns"
+		else
+			wait_for 30 rcv_listening ""
+		fi || fail "$1: TCP receiver ($dir) did not listen on port 5301"
 		if [ "$dir" = ab ]; then
 			timeout 120 python3 "$work/tcp_send.py" "$addr_b" "$work/blob"
 		else
