@@ -163,6 +163,9 @@ enum scire_drop_reason {
 	SCIRE_DROP_QP_PATH,	/* RC/UC packet not from the QP's peer */
 	SCIRE_DROP_NOT_NEIGHBOUR, /* scire_ib: not from the link's neighbour */
 	SCIRE_DROP_PORT_STATE,	/* scire_ib: data for a port not ARMED/ACTIVE */
+	SCIRE_DROP_RXQ_FULL,	/* the QP's receive queue is full */
+	SCIRE_DROP_BACKLOG,	/* the requests held behind a READ are too many */
+	SCIRE_DROP_STALE,	/* a duplicate READ or atomic no resource knows */
 	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
 	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
 	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */

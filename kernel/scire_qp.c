@@ -631,7 +631,7 @@ void scire_qp_rcv(struct scire_qp *qp, struct sk_buff *skb,
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
 
 	if (!queued) {
-		kfree_skb(skb);
+		scire_net_drop(qp->sdev, skb, SCIRE_DROP_RXQ_FULL);
 		return;
 	}
 	if (rs && scire_runset_add(rs, qp))

@@ -886,14 +886,14 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 	if (pkt->mask & SCIRE_M_READ) {
 		res = scire_resp_res_find(qp, SCIRE_RESP_RES_READ, pkt->psn);
 		if (!res)
-			return;
+			goto stale;
 		scire_resp_reth(skb, &va, &rkey, &len);
 		npkts = scire_resp_read_pkts(len, scire_pkt_mtu(qp, pkt));
 		if (rkey != res->rkey || va < res->va || len > res->len ||
 		    va - res->va > res->len - len ||
 		    scire_psn_cmp(scire_psn(pkt->psn + npkts - 1),
 				  res->last_psn) > 0)
-			return;
+			goto stale;
 		/*
 		 * The R_Key was good when the READ was accepted. A duplicate
 		 * may be a stale copy of a READ the requester has long
@@ -903,7 +903,7 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 		 */
 		if (!scire_resp_rkey_ok(qp, rkey, va, len,
 					IB_ACCESS_REMOTE_READ))
-			return;
+			goto stale;
 		scire_resp_read_start(qp, pkt, va, len, rkey, pkt->psn,
 				      resp->msn, true);
 		return;
@@ -912,13 +912,18 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 	if (pkt->mask & SCIRE_M_ATOMIC) {
 		res = scire_resp_res_find(qp, SCIRE_RESP_RES_ATOMIC, pkt->psn);
 		if (!res)
-			return;
+			goto stale;
 		scire_resp_ack_before(qp, pkt->psn);
 		scire_resp_send_ack(qp,
 				    SCIRE_OP_RC | SCIRE_OP_ATOMIC_ACKNOWLEDGE,
 				    SCIRE_AETH_ACK_UNLIMITED, pkt->psn,
 				    resp->msn, res->orig);
 	}
+	return;
+
+stale:
+	/* Not freed here: the caller consumes it. Seen in the trace only. */
+	trace_scire_drop(qp->sdev, skb, SCIRE_DROP_STALE);
 }
 
 static enum scire_resp_msg scire_resp_msg_kind(u32 mask)
@@ -1236,9 +1241,10 @@ void scire_resp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 			scire_resp_process(qp, skb);
 			return;
 		}
-		if (!scire_resp_live(qp) ||
-		    skb_queue_len(&resp->backlog) >= SCIRE_RESP_BACKLOG_MAX)
+		if (!scire_resp_live(qp))
 			kfree_skb(skb);
+		else if (skb_queue_len(&resp->backlog) >= SCIRE_RESP_BACKLOG_MAX)
+			scire_net_drop(qp->sdev, skb, SCIRE_DROP_BACKLOG);
 		else
 			__skb_queue_tail(&resp->backlog, skb);
 		return;
