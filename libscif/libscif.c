@@ -439,7 +439,7 @@ int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 void *scif_mmap(void *addr, size_t len, int prot_flags, int map_flags,
 		scif_epd_t epd, off_t offset)
 {
-	/* /dev/scif has no mmap over RDMA: the kernel answers ENODEV. */
+	/* A peer in this kernel: mapped; on another host: ENODEV (scif(7)). */
 	return mmap(addr, len, prot_flags, map_flags | MAP_SHARED, epd, offset);
 }
 

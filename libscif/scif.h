@@ -7,8 +7,10 @@
  * reported the user-space way: -1 (or SCIF_REGISTER_FAILED, SCIF_OPEN_FAILED)
  * with errno set to the errno the kernel API documents.
  *
- * Not available over RDMA: scif_mmap() of a window fails with ENODEV (there
- * is no peer memory for the CPU to map); use scif_readfrom()/scif_writeto().
+ * scif_mmap() maps the peer's windows when the peer endpoint is in the same
+ * kernel (loopback, or a node that is another network namespace of this
+ * host); a window of another host fails with ENODEV (over RDMA there is no
+ * peer memory for the CPU to map): use scif_readfrom()/scif_writeto().
  *
  * Copyright (c) 2026 The scire authors.
  */

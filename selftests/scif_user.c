@@ -4,13 +4,15 @@
  *
  *   scif_user server PORT        accept one connection on PORT, serve it
  *   scif_user client NODE PORT   connect to NODE:PORT and run the checks
+ *   scif_user client-remote NODE PORT   the same, NODE on another host
  *   scif_user loop               both, forked, on this node (loopback)
  *   scif_user closes N           N short connections, forked, on this node
  *
  * The client checks: node ids, bind rules, connect/accept, a 1 MiB
  * byte-exact stream each way (blocking and non-blocking), poll, the
- * refusals of the user ABI (SCIF_MAP_KERNEL, mmap, unaligned and
- * overlapping windows, offsets outside windows), windows in user memory on
+ * refusals of the user ABI (SCIF_MAP_KERNEL, mmap of another host's
+ * window, unaligned and overlapping windows, offsets outside windows; a
+ * window of this kernel's peer maps), windows in user memory on
  * both sides with readfrom/writeto/vreadfrom/vwriteto (SYNC and not) over
  * multi-page unaligned ranges, fence mark and wait of both sides' RMAs,
  * fence signal of local and remote values, and ECONNRESET after the peer
@@ -88,6 +90,8 @@
 
 static int failures, checks;
 static const char *who = "client";
+/* client-remote: the server is on another host (its windows are not mappable). */
+static int peer_remote;
 /* The client's connected endpoint; main() closes it so a waiting server ends. */
 static scif_epd_t client_epd = -1;
 
@@ -454,8 +458,17 @@ static int client(unsigned short node, unsigned short port)
 	check(scif_register(epd, win, 4096, loff + 4096, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
 	      SCIF_REGISTER_FAILED && errno == EADDRINUSE, "overlapping fixed window is EADDRINUSE");
 	errno = 0;
-	check(scif_mmap(NULL, 4096, PROT_READ, 0, epd, soff) == SCIF_MMAP_FAILED &&
-	      errno == ENODEV, "scif_mmap is refused (ENODEV): no peer memory to map over RDMA");
+	if (peer_remote) {
+		check(scif_mmap(NULL, 4096, PROT_READ, 0, epd, soff) == SCIF_MMAP_FAILED &&
+		      errno == ENODEV,
+		      "scif_mmap of another host's window is refused (ENODEV)");
+	} else {
+		void *m = scif_mmap(NULL, 4096, PROT_READ, 0, epd, soff);
+
+		/* selftests/106-scif-mmap.sh checks these mappings in depth. */
+		check(m != SCIF_MMAP_FAILED && !scif_munmap(m, 4096),
+		      "scif_mmap of a window of this kernel's peer maps it");
+	}
 	errno = 0;
 	check(scif_readfrom(epd, loff, 4096, soff + WIN_LEN, SCIF_RMA_SYNC) < 0 &&
 	      errno == ENXIO, "readfrom past the peer's window is ENXIO");
@@ -1010,7 +1023,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "server"))
 		return server(atoi(argv[2]), -1);
-	if (argc == 4 && !strcmp(argv[1], "client")) {
+	if (argc == 4 && (!strcmp(argv[1], "client") || !strcmp(argv[1], "client-remote"))) {
+		peer_remote = !strcmp(argv[1], "client-remote");
 		rc = client(atoi(argv[2]), atoi(argv[3]));
 		if (client_epd >= 0)
 			scif_close(client_epd);

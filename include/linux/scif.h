@@ -8,9 +8,10 @@
  * kernel/scif/.
  *
  * Differences from SCIF over PCIe, all refusals rather than pretence:
- * scif_get_pages() of a remote node's window fails with EOPNOTSUPP (there
- * are no bus addresses of remote memory to hand out), and SCIF_RMA_USECPU
- * is accepted but moves data by RDMA like every other RMA.
+ * scif_get_pages() of a window of a peer on another host fails with
+ * EOPNOTSUPP (there are no bus addresses of remote memory to hand out;
+ * a peer endpoint in this kernel gets its pages), and SCIF_RMA_USECPU is
+ * accepted but moves data by RDMA like every other RMA.
  *
  * Copyright (c) 2026 The scire authors.
  */

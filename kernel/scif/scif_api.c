@@ -42,6 +42,7 @@ struct scif_endpt *scif_ep_alloc(struct net *net)
 	init_waitqueue_head(&ep->wq);
 	INIT_LIST_HEAD(&ep->pending);
 	INIT_LIST_HEAD(&ep->pending_entry);
+	INIT_HLIST_NODE(&ep->local);
 	ep->state = SCIFEP_UNBOUND;
 	ep->net = get_net(net);
 	ep->sn = scif_net(net);
@@ -64,7 +65,8 @@ static void scif_ep_release(struct kref *ref)
 {
 	struct scif_endpt *ep = container_of(ref, struct scif_endpt, ref);
 
-	WARN_ON(ep->qp || ep->cm_id || !list_empty(&ep->pending));
+	WARN_ON(ep->qp || ep->cm_id || !list_empty(&ep->pending) ||
+		!hlist_unhashed(&ep->local));
 	xa_destroy(&ep->calls);
 	kfree(ep->rma.ctx);
 	vfree(ep->rx_ctl);

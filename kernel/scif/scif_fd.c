@@ -24,11 +24,13 @@
  * endpoints not claimed when the listening file is closed are closed with
  * it.
  *
- * Not offered: mmap() of a window. Over PCIe a peer's window is memory the
- * CPU can map; over RDMA there is nothing to map, so mmap() fails (ENODEV)
- * and programs use scif_readfrom()/scif_writeto() instead. The one thing
- * mmap() maps is scire's own: the endpoint's receive ring, for libscif's
- * scif_recv() (struct scire_scif_rx_ring, SCIRE_SCIF_RX_RING_OFFSET).
+ * mmap() maps the peer's windows (scif_mmap()) when the peer endpoint is
+ * in this kernel (scif_mmap.c); a window of another host is memory the CPU
+ * cannot reach, so there mmap() fails (ENODEV) and programs use
+ * scif_readfrom()/scif_writeto() instead. A mapping that starts at
+ * SCIRE_SCIF_RX_RING_OFFSET is always scire's own receive ring, for
+ * libscif's scif_recv() (struct scire_scif_rx_ring), even where a peer
+ * window covers that offset.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -501,20 +503,24 @@ static const struct vm_operations_struct scif_rx_vm_ops = {
 };
 
 /*
- * mmap() of SCIRE_SCIF_RX_RING_OFFSET: the receive ring of a connected
- * endpoint, shared, for one process at a time (see
- * include/uapi/rdma/scire-scif-abi.h). ENODEV for any other offset, as
- * windows are not mapped; EINVAL for another length or a private or
- * executable mapping; ENOTCONN before the connection; EBUSY while another
- * process maps it.
+ * mmap(): a range of the peer's windows (scif_mmap_peer()), or, for a
+ * mapping that starts at SCIRE_SCIF_RX_RING_OFFSET, the receive ring of a
+ * connected endpoint, shared, for one process at a time (see
+ * include/uapi/rdma/scire-scif-abi.h). For the ring: EINVAL for another
+ * length than SCIRE_SCIF_RX_MAP_LEN or a private or executable mapping;
+ * ENOTCONN before the connection; EBUSY while another process maps it.
  */
 static int scif_fd_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct scif_endpt *ep;
 	int ret = 0;
 
-	if (vma->vm_pgoff != SCIRE_SCIF_RX_RING_OFFSET >> PAGE_SHIFT)
-		return -ENODEV;
+	if (vma->vm_pgoff != SCIRE_SCIF_RX_RING_OFFSET >> PAGE_SHIFT) {
+		ep = scif_file_ep(file->private_data);
+		ret = scif_mmap_peer(ep, vma);
+		scif_ep_put(ep);
+		return ret;
+	}
 	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(SCIRE_SCIF_RX_MAP_LEN) ||
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
 		return -EINVAL;

@@ -76,11 +76,16 @@ static int __init scif_init(void)
 	ret = scif_nodes_init();
 	if (ret)
 		goto err_pernet;
-	ret = scif_fd_init();
+	ret = scif_mmap_init();
 	if (ret)
 		goto err_nodes;
+	ret = scif_fd_init();
+	if (ret)
+		goto err_mmap;
 	return 0;
 
+err_mmap:
+	scif_mmap_exit();
 err_nodes:
 	scif_nodes_exit();
 err_pernet:
@@ -91,6 +96,7 @@ err_pernet:
 static void __exit scif_exit(void)
 {
 	scif_fd_exit();
+	scif_mmap_exit();
 	scif_nodes_exit();
 	unregister_pernet_subsys(&scif_net_ops);
 }

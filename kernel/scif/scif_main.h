@@ -199,6 +199,10 @@ struct scif_buf {
  * @calls: outstanding control requests of this side, cookie -> struct
  *	scif_call
  * @next_cookie: the next request's cookie
+ * @local: in the table of connected endpoints of this kernel
+ *	(scif_mmap.c), from scif_conn_established() to scif_conn_teardown()
+ * @local_gone: teardown has started: never into that table again (under
+ *	its lock)
  * @rma: windows, RMA and fences (scif_rma.h)
  */
 struct scif_endpt {
@@ -250,6 +254,8 @@ struct scif_endpt {
 	struct xarray calls;
 	u32 next_cookie;
 
+	struct hlist_node local;
+	bool local_gone;
 	struct scif_rma_info rma;
 };
 
@@ -329,6 +335,14 @@ void scif_ep_put(struct scif_endpt *ep);
 int scif_ep_verify(struct scif_endpt *ep);
 __poll_t scif_ep_poll(struct scif_endpt *ep, struct file *file, poll_table *wait);
 void scif_ep_set_state(struct scif_endpt *ep, enum scif_ep_state state);
+
+/* --- mappings of windows of this kernel (scif_mmap.c) ------------------------- */
+
+int scif_mmap_init(void);
+void scif_mmap_exit(void);
+void scif_local_add(struct scif_endpt *ep);
+void scif_local_del(struct scif_endpt *ep);
+int scif_mmap_peer(struct scif_endpt *ep, struct vm_area_struct *vma);
 
 /* --- the character device (scif_fd.c) ----------------------------------------- */
 

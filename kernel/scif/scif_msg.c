@@ -852,6 +852,8 @@ int scif_stream_release(struct scif_endpt *ep)
  */
 void scif_conn_established(struct scif_endpt *ep)
 {
+	/* Before it is connected: scif_mmap() finds the peer at once. */
+	scif_local_add(ep);
 	spin_lock_bh(&ep->slock);
 	ep->state = ep->conn_err ? SCIFEP_DISCONNECTED : SCIFEP_CONNECTED;
 	spin_unlock_bh(&ep->slock);
@@ -1017,6 +1019,8 @@ err:
  */
 void scif_conn_teardown(struct scif_endpt *ep)
 {
+	/* No new mapping of its windows from here on. */
+	scif_local_del(ep);
 	mutex_lock(&ep->conn_mutex);
 	down_write(&ep->res_sem);
 	ep->qp_dead = true;

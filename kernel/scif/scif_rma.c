@@ -285,7 +285,28 @@ static void scif_win_release(struct kref *ref)
 	kfree(win);
 }
 
-static void scif_win_put(struct scif_window *win)
+/**
+ * scif_win_get() - take a reference on a window
+ * @win: the window; the caller holds a reference or @win->ep->rma.lock
+ *	with @win in a tree or on the reap list
+ *
+ * A reference keeps the structure, not its pages or MRs: scif_win_kill()
+ * frees those whatever the references.
+ *
+ * Context: any.
+ */
+void scif_win_get(struct scif_window *win)
+{
+	kref_get(&win->ref);
+}
+
+/**
+ * scif_win_put() - drop a reference on a window; the last frees it
+ * @win: the window
+ *
+ * Context: any.
+ */
+void scif_win_put(struct scif_window *win)
 {
 	kref_put(&win->ref, scif_win_release);
 }
@@ -436,8 +457,14 @@ struct scif_window *scif_win_find(struct rb_root_cached *root, u64 off, u64 len,
 	return first;
 }
 
-/* The live window that starts right after @win in its tree. */
-static struct scif_window *scif_win_next(struct scif_window *win)
+/**
+ * scif_win_next() - the window that starts right after another in its tree
+ * @win: a window in &rma.self or &rma.peer
+ *
+ * Context: caller holds rma.lock.
+ * Return: the window holding the byte after @win's last, or NULL.
+ */
+struct scif_window *scif_win_next(struct scif_window *win)
 {
 	struct scif_rma_info *rma = &win->ep->rma;
 	struct interval_tree_node *it;
@@ -620,11 +647,15 @@ static void scif_win_tell_unreg(struct scif_endpt *ep, u64 offset)
 		      2 * SCIF_TIMEOUT);
 }
 
-/*
- * Free the unregistered and temporary windows no RMA uses any more.
- * Caller holds rma.lock, and res_sem or the window states keep the PD.
+/**
+ * scif_rma_reap_locked() - free the unregistered and temporary windows
+ *	that no RMA and no mapping (@nmaps) uses any more
+ * @ep: the endpoint
+ *
+ * Context: caller holds @ep->rma.lock; the windows on the reap list are
+ * not dead, which keeps the PD (teardown kills them before freeing it).
  */
-static void scif_rma_reap_locked(struct scif_endpt *ep)
+void scif_rma_reap_locked(struct scif_endpt *ep)
 {
 	struct scif_rma_info *rma = &ep->rma;
 	struct scif_window *win, *tmp;
@@ -634,7 +665,7 @@ static void scif_rma_reap_locked(struct scif_endpt *ep)
 	done = rma->done;
 	spin_unlock_irq(&rma->slock);
 	list_for_each_entry_safe(win, tmp, &rma->reap_list, reap)
-		if (win->last_seq <= done)
+		if (win->last_seq <= done && !win->nmaps)
 			scif_win_kill(win);
 }
 
@@ -882,8 +913,10 @@ static void scif_rma_reap_work(struct work_struct *work)
  * Every window entirely within [@offset, @offset + @len) is closed: no
  * new RMA, signal or get_pages may name it, the peer drops its copy after
  * its own RMAs into it have completed, and the window's MRs, pages and
- * offsets are freed once this side's RMAs that use it have completed
- * (maybe after this returns). (SCIF header: scif_unregister.)
+ * offsets are freed once this side's RMAs that use it have completed and
+ * no scif_mmap() mapping or scif_get_pages() range of a peer in this
+ * kernel holds it any more (maybe after this returns; scif_mmap.c).
+ * (SCIF header: scif_unregister.)
  *
  * Context: process; sleeps.
  * Return: 0; -EINVAL when the range covers only part of a window or
@@ -1867,62 +1900,6 @@ int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 			      true, false);
 }
 EXPORT_SYMBOL_GPL(scif_vwriteto);
-
-/* --- get_pages ----------------------------------------------------------------------- */
-
-/**
- * scif_get_pages() - the pages of a peer's window (refused over RDMA)
- * @epd: a connected endpoint
- * @offset: first byte in the peer's windows, page aligned
- * @len: bytes, a non-zero multiple of the page size
- * @pages: would receive the range
- *
- * The peer's pages are memory of another host (or namespace) reached only
- * through its rkeys; there are no physical addresses to hand out. The
- * arguments are checked as SCIF does, then the call fails. (SCIF header:
- * scif_get_pages.)
- *
- * Context: process.
- * Return: -EINVAL for bad alignment or length; -ENOTCONN; -ECONNRESET;
- * -ENXIO when the range is not inside one peer window; otherwise
- * -EOPNOTSUPP.
- */
-int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
-		   struct scif_range **pages)
-{
-	struct scif_endpt *ep = epd;
-	struct scif_window *win;
-	int ret;
-
-	if (!pages || offset < 0 || !PAGE_ALIGNED(offset) || !len || !PAGE_ALIGNED(len))
-		return -EINVAL;
-	ret = scif_ep_verify(ep);
-	if (ret)
-		return ret;
-	mutex_lock(&ep->rma.lock);
-	win = scif_win_find(&ep->rma.peer, offset, len, 0, &ret);
-	if (win && offset + len - 1 > win->it.last)
-		win = NULL;
-	mutex_unlock(&ep->rma.lock);
-	return win ? -EOPNOTSUPP : -ENXIO;
-}
-EXPORT_SYMBOL_GPL(scif_get_pages);
-
-/**
- * scif_put_pages() - give back a range of scif_get_pages()
- * @pages: the range
- *
- * scif_get_pages() never hands out a range (see there), so none is valid.
- * (SCIF header: scif_put_pages.)
- *
- * Context: any.
- * Return: -EINVAL.
- */
-int scif_put_pages(struct scif_range *pages)
-{
-	return -EINVAL;
-}
-EXPORT_SYMBOL_GPL(scif_put_pages);
 
 /* --- the endpoint's hooks --------------------------------------------------------------- */
 

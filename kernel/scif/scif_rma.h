@@ -143,6 +143,9 @@ struct scif_chunk {
  * @peer: a copy of a window of the peer
  * @temp: a temporary registration of a v* call (in no tree)
  * @last_seq: the last batch of RMA WRs that used the window
+ * @nmaps: self windows: user mappings and scif_get_pages() ranges of its
+ *	pages held by a peer endpoint of this kernel (scif_mmap.c); under
+ *	@rma.lock. An unregistered window is freed only once this is 0
  * @nr_ext: entries of @ext (peer windows: as announced)
  * @filled: peer windows: @ext entries received so far
  * @ext: the runs, in window order, contiguous
@@ -167,6 +170,7 @@ struct scif_window {
 	bool peer;
 	bool temp;
 	u64 last_seq;
+	int nmaps;
 	u32 nr_ext;
 	u32 filled;
 	struct scif_ext *ext;
@@ -199,6 +203,10 @@ struct scif_signal {
 /* scif_rma.c */
 struct scif_window *scif_win_find(struct rb_root_cached *root, u64 off, u64 len,
 				  int prot, int *err);
+struct scif_window *scif_win_next(struct scif_window *win);
+void scif_win_get(struct scif_window *win);
+void scif_win_put(struct scif_window *win);
+void scif_rma_reap_locked(struct scif_endpt *ep);
 void scif_rma_batch_done(struct scif_endpt *ep, u64 seq, int nwr, bool ok);
 int scif_rma_cover(struct scif_endpt *ep, u64 seq);
 void scif_rma_cover_unlocked(struct scif_endpt *ep, u64 seq);

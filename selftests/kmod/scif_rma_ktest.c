@@ -25,7 +25,10 @@
  *     there when the signal is; refusals (EINVAL, ENXIO, EACCES);
  *   - fence_mark/fence_wait of the peer's RMAs (SCIF_REMOTE_FENCE);
  *   - pin_pages / register_pinned_pages / unpin_pages;
- *   - get_pages refused with EOPNOTSUPP (ENXIO outside windows);
+ *   - get_pages of the peer's window (in this kernel): the window's own
+ *     pages, bytes and physical addresses, a write through the range seen
+ *     in the window; ENXIO across two windows and outside windows; an
+ *     unregister while a range is held is deferred until put_pages;
  *   - unregister: partial range (EINVAL), empty range (ENXIO), RMA into
  *     an unregistered window (ENXIO), unregister of both windows of an RMA
  *     in flight is deferred and the RMA completes byte-exact;
@@ -34,6 +37,8 @@
  * Copyright (c) 2026 The scire authors.
  */
 #include <linux/delay.h>
+#include <linux/io.h>
+#include <linux/mm.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -506,9 +511,43 @@ static void run_rma(scif_epd_t a, scif_epd_t b, scif_epd_t lone)
 	ret = scif_pin_pages(pin + 1, PAGE_SIZE, SCIF_PROT_READ, SCIF_MAP_KERNEL, &pp);
 	CHECK(ret == -EINVAL, "pin_pages unaligned: %d", ret);
 
-	/* --- get_pages ----------------------------------------------------------------------- */
-	ret = scif_get_pages(a, B_OFF, PAGE_SIZE, &range);
-	CHECK(ret == -EOPNOTSUPP, "get_pages: %d", ret);
+	/*
+	 * --- get_pages: B is in this kernel, so its window's pages are memory
+	 * here, handed out as they are.
+	 */
+	fill(bbuf, WIN, 71);
+	range = NULL;
+	ret = scif_get_pages(a, B_OFF + PAGE_SIZE, 3 * PAGE_SIZE, &range);
+	CHECK(!ret && range, "get_pages: %d", ret);
+	if (!ret && range) {
+		CHECK(range->nr_pages == 3 &&
+		      range->prot_flags == (SCIF_PROT_READ | SCIF_PROT_WRITE),
+		      "get_pages: %d pages, prot %d", range->nr_pages, range->prot_flags);
+		for (i = 0; i < 3 && i < range->nr_pages; i++) {
+			u8 *want = bbuf + (i + 1) * PAGE_SIZE;
+
+			CHECK(range->phys_addr[i] == page_to_phys(vmalloc_to_page(want)),
+			      "get_pages: page %d is not the window's", i);
+			CHECK(range->va[i] &&
+			      same((u8 __force *)range->va[i], want, PAGE_SIZE, "get_pages"),
+			      "get_pages: page %d's bytes differ", i);
+		}
+		/* Coherent: a store through the range is in B's memory. */
+		memset((u8 __force *)range->va[0], 0x77, 64);
+		CHECK(untouched(bbuf + PAGE_SIZE, 64, 0x77, "get_pages write"),
+		      "get_pages: a write through the range is not in the window");
+		ret = scif_put_pages(range);
+		CHECK(!ret, "put_pages: %d", ret);
+	}
+	ret = scif_put_pages(NULL);
+	CHECK(ret == -EINVAL, "put_pages of NULL: %d", ret);
+	ret = scif_get_pages(a, B_PAIR + 2 * PAGE_SIZE, 2 * PAGE_SIZE, &range);
+	CHECK(ret == -ENXIO, "get_pages across two windows: %d", ret);
+	ret = scif_get_pages(a, B_RO, PAGE_SIZE, &range);
+	CHECK(!ret && range->prot_flags == SCIF_PROT_READ, "get_pages of a read-only window: %d",
+	      ret);
+	if (!ret)
+		scif_put_pages(range);
 	ret = scif_get_pages(a, 0x7000, PAGE_SIZE, &range);
 	CHECK(ret == -ENXIO, "get_pages outside: %d", ret);
 	ret = scif_get_pages(a, B_OFF + 1, PAGE_SIZE, &range);
@@ -519,8 +558,23 @@ static void run_rma(scif_epd_t a, scif_epd_t b, scif_epd_t lone)
 	CHECK(ret == -EINVAL, "unregister of part of a window: %d", ret);
 	ret = scif_unregister(b, 0x7000, PAGE_SIZE);
 	CHECK(ret == -ENXIO, "unregister of nothing: %d", ret);
+	range = NULL;
+	ret = scif_get_pages(a, B_PAIR + 3 * PAGE_SIZE, 2 * PAGE_SIZE, &range);
+	CHECK(!ret, "get_pages of the second pair window: %d", ret);
 	ret = scif_unregister(b, B_PAIR, 8 * PAGE_SIZE);
 	CHECK(!ret, "unregister of both pair windows: %d", ret);
+	if (range) {
+		/* Deferred: the held window's offsets stay taken, its pages stay. */
+		off = scif_register(b, pair, 8 * PAGE_SIZE, B_PAIR,
+				    SCIF_PROT_READ | SCIF_PROT_WRITE,
+				    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
+		CHECK(off == -EADDRINUSE, "register over a window held by get_pages: %ld", off);
+		pair[3 * PAGE_SIZE] = 0x3c;
+		CHECK(((u8 __force *)range->va[0])[0] == 0x3c,
+		      "get_pages range after the unregister");
+		ret = scif_put_pages(range);
+		CHECK(!ret, "put_pages after the unregister: %d", ret);
+	}
 	ret = scif_writeto(a, A_OFF, 16, B_PAIR, SCIF_RMA_SYNC);
 	CHECK(ret == -ENXIO, "writeto into an unregistered window: %d", ret);
 	ret = scif_unregister(b, B_PAIR, 8 * PAGE_SIZE);

@@ -69,7 +69,7 @@ port=2600
 for srv in a b; do
 	port=$((port + 1))
 	duo "scif_user server/client, server on $srv" "$srv" "$user" server "$port" -- \
-		"$user" client "$other" "$port" || failed=$((failed + 1))
+		"$user" client-remote "$other" "$port" || failed=$((failed + 1))
 done
 for srv in b a; do
 	port=$((port + 2))
