@@ -36,6 +36,15 @@
 #define WQ_PERCPU 0
 #endif
 
+#ifdef SCIRE_HAVE_ZAP_SPECIAL_VMA_RANGE
+/* zap_vma_ptes() is zap_special_vma_range() from 7.x on. */
+static inline void zap_vma_ptes(struct vm_area_struct *vma,
+				unsigned long address, unsigned long size)
+{
+	zap_special_vma_range(vma, address, size);
+}
+#endif
+
 #ifndef SCIRE_HAVE_TIMER_DELETE
 /* Before 6.2 (and its backport to 6.1.y) timers were deleted with del_timer(). */
 static inline int timer_delete(struct timer_list *timer)
