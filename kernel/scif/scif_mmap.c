@@ -24,9 +24,10 @@
  * the page references keep the memory itself whatever happens to the
  * window (the peer's close tears its windows down at once). One struct
  * serves a whole mmap() and every VMA split or moved from it; it goes
- * with the last of them. Its release takes the peer's rma.lock, which
- * must not nest in the mapper's mmap lock of a munmap(), so a workqueue
- * does it.
+ * with the last of them (unmapping part of a mapping releases nothing,
+ * where upstream released the windows of the part unmapped). Its release
+ * takes the peer's rma.lock, which must not nest in the mapper's mmap lock
+ * of a munmap(), so a workqueue does it.
  *
  * The pages are mapped with remap_pfn_range() (they may be anonymous
  * memory, which vm_insert_page() refuses). As upstream did, the mapping
@@ -183,7 +184,7 @@ out:
 
 static struct scif_map *scif_map_alloc(struct scif_endpt *pep)
 {
-	struct scif_map *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	struct scif_map *m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 
 	if (!m)
 		return NULL;
@@ -265,8 +266,9 @@ static int scif_map_take(struct scif_map *m, u64 off, u64 len, int prot,
 		ret = -ENXIO;
 		goto out;
 	}
-	m->wins = kcalloc(n, sizeof(*m->wins), GFP_KERNEL);
-	m->pages = kvcalloc(len >> PAGE_SHIFT, sizeof(*m->pages), GFP_KERNEL);
+	/* The caller's memory cgroup pays: a process may map a window often. */
+	m->wins = kcalloc(n, sizeof(*m->wins), GFP_KERNEL_ACCOUNT);
+	m->pages = kvcalloc(len >> PAGE_SHIFT, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
 	if (!m->wins || !m->pages) {
 		ret = -ENOMEM;
 		goto out;
