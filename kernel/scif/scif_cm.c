@@ -371,12 +371,25 @@ void scif_cm_reject(struct scif_endpt *ep)
  * scif_cm_disconnect() - tell the peer the connection ends
  * @ep: a connected (or disconnected) endpoint
  *
- * Context: process.
+ * The peer learns of the close from the CM's DREQ alone. ib_cm sends a
+ * DREQ the wire lost again only while the rdma_cm ID lives, so when this
+ * side starts the disconnect it waits, up to SCIF_DISC_TIMEOUT, for
+ * RDMA_CM_EVENT_DISCONNECTED (the DREP, or the CM giving up) before the
+ * caller may destroy the ID. Without that wait a lost DREQ left the peer
+ * connected to nobody, its poll() never seeing EPOLLHUP (seen over
+ * rdma_rxe). When the peer disconnected first, or the ID was never
+ * connected, there is nothing to wait for.
+ *
+ * Context: process; sleeps.
  */
 void scif_cm_disconnect(struct scif_endpt *ep)
 {
-	if (ep->cm_id)
-		rdma_disconnect(ep->cm_id);
+	if (!ep->cm_id || rdma_disconnect(ep->cm_id))
+		return;
+	wait_event_timeout(ep->wq,
+			   READ_ONCE(ep->cm_event) == RDMA_CM_EVENT_DISCONNECTED ||
+			   READ_ONCE(ep->cm_event) == RDMA_CM_EVENT_DEVICE_REMOVAL,
+			   SCIF_DISC_TIMEOUT);
 }
 
 static struct rdma_cm_id *scif_cm_listen_one(struct scif_net *sn, int family)

@@ -63,6 +63,8 @@
 /* Stream bytes in flight, a power of 2; a mapped ring's size (uapi). */
 #define SCIF_RX_RING		SCIRE_SCIF_RX_RING_SIZE
 #define SCIF_TIMEOUT		(30 * HZ)	/* a live peer answers within this */
+/* A close waits this long for the CM's DREP: one DREQ retry over RoCE. */
+#define SCIF_DISC_TIMEOUT	(6 * HZ)
 #define SCIF_MAX_NODE		0xfffe	/* node ids 0 .. SCIF_MAX_NODE */
 #define SCIF_MAX_BACKLOG	1024
 
