@@ -19,6 +19,16 @@
  *	"error: ..."; exits 0 if rejected, 2 if established (the request
  *	was taken), 1 on any other outcome.
  *
+ *   scif_peer_check connect NODE PORT
+ *	A libscif client of this namespace's node: scif_connect() to
+ *	NODE:PORT. Prints "connected" (exit 0) or "refused: ERRNO-TEXT"
+ *	(exit 2). Used from another namespace, it is a container knocking
+ *	on another container's node (selftests/107-netns-exclusive.sh).
+ *
+ *   scif_peer_check nodes
+ *	Prints what /dev/scif opened here reports: "self N nodes A B ..."
+ *	(scif_get_node_ids()).
+ *
  * Copyright (c) 2026 The scire authors.
  */
 #include <arpa/inet.h>
@@ -198,14 +208,57 @@ out:
 	return ret;
 }
 
+static int connect_one(int node, int port)
+{
+	struct scif_port_id dst = { .node = (uint16_t)node, .port = (uint16_t)port };
+	scif_epd_t epd;
+
+	epd = scif_open();
+	if (epd == SCIF_OPEN_FAILED) {
+		perror("scif_open");
+		return 1;
+	}
+	if (scif_connect(epd, &dst) < 0) {
+		printf("refused: %s\n", strerror(errno));
+		scif_close(epd);
+		return 2;
+	}
+	printf("connected\n");
+	scif_close(epd);
+	return 0;
+}
+
+static int show_nodes(void)
+{
+	uint16_t nodes[64], self;
+	int n, i;
+
+	n = scif_get_node_ids(nodes, 64, &self);
+	if (n < 0) {
+		perror("scif_get_node_ids");
+		return 1;
+	}
+	printf("self %u nodes", self);
+	for (i = 0; i < n && i < 64; i++)
+		printf(" %u", nodes[i]);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "connect"))
+		return connect_one(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 2 && !strcmp(argv[1], "nodes"))
+		return show_nodes();
 	if (argc == 4 && !strcmp(argv[1], "listen"))
 		return listen_one(atoi(argv[2]), atoi(argv[3]));
 	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "forge"))
 		return forge(argv + 2, argc == 9 && !strcmp(argv[8], "magic"));
 	fprintf(stderr, "usage: %s listen PORT SECONDS\n"
-		"       %s forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]\n",
-		argv[0], argv[0]);
+		"       %s forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]\n"
+		"       %s connect NODE PORT\n"
+		"       %s nodes\n",
+		argv[0], argv[0], argv[0], argv[0]);
 	return 1;
 }
