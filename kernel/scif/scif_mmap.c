@@ -520,7 +520,7 @@ EXPORT_SYMBOL_GPL(scif_put_pages);
  */
 int scif_mmap_init(void)
 {
-	scif_map_wq = alloc_workqueue("scif_mmap", 0, 0);
+	scif_map_wq = alloc_workqueue("scif_mmap", WQ_UNBOUND, 0);
 	return scif_map_wq ? 0 : -ENOMEM;
 }
 
