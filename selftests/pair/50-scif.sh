@@ -125,6 +125,6 @@ rm -f "$out"
 # SCIF works again with b's new scire0.
 port=$((port + 1))
 duo "scif_user server/client after the fault, server on b" b "$user" server "$port" -- \
-	"$user" client "$other" "$port" || failed=$((failed + 1))
+	"$user" client-remote "$other" "$port" || failed=$((failed + 1))
 [ "$failed" = 0 ] || fail "$failed of the runs above failed on host $SCIRE_HOST"
 exit 0
