@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include <scif.h>
+#include "scif_check.h"
 #include <scif_prog.h>
 
 #define PG		4096UL
@@ -83,32 +84,6 @@
 #define FLAG_OFF	0x2000000L
 #define ROUNDS		4
 #define SPIN_SECS	20.0
-
-static int failures, checks;
-static const char *who = "client";
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (!ok)
-		failures++;
-	printf("%s%s: ", ok ? "ok " : "not ok ", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (!ok)
-		printf(" (errno %d %s)", errno, strerror(errno));
-	printf("\n");
-	fflush(stdout);
-}
-
-static void die(const char *what)
-{
-	printf("not ok %s: %s: %s\n", who, what, strerror(errno));
-	exit(1);
-}
 
 static double now(void)
 {

@@ -41,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scif_check.h"
 #include <linux/scif_ioctl.h>
 #include <rdma/scire-scif-abi.h>
 
@@ -61,34 +62,6 @@ _Static_assert(sizeof(struct scifioctl_node_ids) == 24, "scifioctl_node_ids");
 #define WIN_LEN		(64 * 4096)	/* bytes of each side's window */
 #define SRV_OFF		0x20000000L	/* the server's fixed window */
 #define VLEN		(2 * 4096 + 77)	/* bytes of the v* RMAs */
-
-static int failures, checks;
-static const char *who = "client";
-
-static void check(int ok, const char *fmt, ...)
-{
-	int err = errno;
-	va_list ap;
-
-	checks++;
-	if (!ok)
-		failures++;
-	printf("%s%s: ", ok ? "ok " : "not ok ", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (!ok)
-		printf(" (errno %d %s)", err, strerror(err));
-	printf("\n");
-	fflush(stdout);
-	errno = err;
-}
-
-static void die(const char *what)
-{
-	printf("not ok %s: %s: %s\n", who, what, strerror(errno));
-	exit(1);
-}
 
 /* --- guarded objects ------------------------------------------------------------ */
 

@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include <scif.h>
+#include "scif_check.h"
 #include <scif_prog.h>
 
 #define WIN_LEN		(1 << 20)	/* bytes of each side's window */
@@ -88,35 +89,10 @@
 #define CLOSES_PORT	2110	/* the closes server's port; the client's is +1 */
 #define CLOSE_BOUND	5.0	/* seconds: a close taking longer hangs */
 
-static int failures, checks;
-static const char *who = "client";
 /* client-remote: the server is on another host (its windows are not mappable). */
 static int peer_remote;
 /* The client's connected endpoint; main() closes it so a waiting server ends. */
 static scif_epd_t client_epd = -1;
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (!ok)
-		failures++;
-	printf("%s%s: ", ok ? "ok " : "not ok ", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (!ok)
-		printf(" (errno %d %s)", errno, strerror(errno));
-	printf("\n");
-	fflush(stdout);
-}
-
-static void die(const char *what)
-{
-	printf("not ok %s: %s: %s\n", who, what, strerror(errno));
-	exit(1);
-}
 
 static unsigned char pat(size_t i, unsigned int seed)
 {
