@@ -19,17 +19,13 @@ set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-nodes=/sys/kernel/config/scif/nodes
 prog=$(need_prog scif_user) || exit 1
-[ -d /sys/module/scire_scif ] || skip "scire_scif is not loaded (make kernel builds it)"
-[ -c /dev/scif ] || fail "/dev/scif missing although scire_scif is loaded"
-[ -d "$nodes" ] || fail "$nodes missing: configfs not mounted?"
+scif_need
 export LD_LIBRARY_PATH=$SCIRE_BUILD/libscif${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 cleanup()
 {
-	rmdir "$nodes/1" "$nodes/2" 2>/dev/null
-	topo_teardown
+	scif_two_nodes_teardown
 }
 trap cleanup EXIT
 
@@ -66,10 +62,7 @@ if debug_quick; then
 fi
 
 echo "# round 2: node 1 (nsA) <-> node 2 (nsB)"
-topo_scire_pair
-mkdir "$nodes/1" "$nodes/2" || fail "cannot create nodes 1 and 2"
-echo "$TOPO_IP_A" >"$nodes/1/addr" && echo "$TOPO_IP_B" >"$nodes/2/addr" ||
-	fail "cannot set the nodes' addresses"
+scif_two_nodes
 ip netns exec nsA timeout 300 "$prog" server 2200 &
 srv=$!
 ip netns exec nsB timeout 300 "$prog" client 1 2200

@@ -22,8 +22,7 @@ set -u
 
 cfs=/sys/kernel/config/scif
 prog=$(need_prog scif_peer_check) || exit 1
-[ -d /sys/module/scire_scif ] || skip "scire_scif is not loaded (make kernel builds it)"
-[ -d "$cfs/nodes" ] || fail "$cfs/nodes missing: configfs not mounted?"
+scif_need
 [ -r "$cfs/cm_rejected" ] || fail "$cfs/cm_rejected missing"
 export LD_LIBRARY_PATH=$SCIRE_BUILD/libscif${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cm_port=$(cat /sys/module/scire_scif/parameters/cm_port)
@@ -32,15 +31,11 @@ port=2300
 cleanup()
 {
 	[ -n "${lsn:-}" ] && kill "$lsn" 2>/dev/null
-	rmdir "$cfs/nodes/1" "$cfs/nodes/2" 2>/dev/null
-	topo_teardown
+	scif_two_nodes_teardown
 }
 trap cleanup EXIT
 
-topo_scire_pair
-mkdir "$cfs/nodes/1" "$cfs/nodes/2" || fail "cannot create nodes 1 and 2"
-echo "$TOPO_IP_A" >"$cfs/nodes/1/addr" && echo "$TOPO_IP_B" >"$cfs/nodes/2/addr" ||
-	fail "cannot set the nodes' addresses"
+scif_two_nodes
 # An address of nsA that no node of the table has.
 stranger=$TOPO_NET.3
 in_ns "$TOPO_NS_A" ip addr add "$stranger/24" dev "$TOPO_IF_A" ||

@@ -24,18 +24,14 @@ set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-nodes=/sys/kernel/config/scif/nodes
 root=${SCIRE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 ko=${SCIF_RMA_KTEST_KO:-${SCIRE_KO_DIR:-$root}/selftests/kmod/scif_rma_ktest.ko}
 prog=$(need_prog scif_mmap) || exit 1
-[ -d /sys/module/scire_scif ] || skip "scire_scif is not loaded (make kernel builds it)"
-[ -c /dev/scif ] || fail "/dev/scif missing although scire_scif is loaded"
-[ -d "$nodes" ] || fail "$nodes missing: configfs not mounted?"
+scif_need
 
 cleanup()
 {
-	rmdir "$nodes/1" "$nodes/2" 2>/dev/null
-	topo_teardown
+	scif_two_nodes_teardown
 }
 trap cleanup EXIT
 
@@ -43,10 +39,7 @@ echo "# round 1: node 0, loopback over $SCIRE_DEV"
 timeout 300 "$prog" loop || fail "scif_mmap loop failed"
 
 echo "# round 2: node 1 (nsA) <-> node 2 (nsB), two nodes of this kernel"
-topo_scire_pair 9000
-mkdir "$nodes/1" "$nodes/2" || fail "cannot create nodes 1 and 2"
-echo "$TOPO_IP_A" >"$nodes/1/addr" || fail "cannot set node 1's address"
-echo "$TOPO_IP_B" >"$nodes/2/addr" || fail "cannot set node 2's address"
+scif_two_nodes 9000
 ip netns exec nsA timeout 300 "$prog" server 2600 &
 spid=$!
 ip netns exec nsB timeout 300 "$prog" client 1 2600

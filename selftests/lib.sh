@@ -439,6 +439,35 @@ topo_scire_pair()
 
 # Undo topo_rxe_scire / topo_scire_pair, whatever part of it was done.
 # Prints what fails; exit status 1 then.
+# SCIF's node table, scire_scif's configfs directory.
+SCIF_NODES=/sys/kernel/config/scif/nodes
+
+# scif_need: skip unless scire_scif is loaded; fail if it is but /dev/scif
+# or its node table is missing.
+scif_need()
+{
+	[ -d /sys/module/scire_scif ] || skip "scire_scif is not loaded (make kernel builds it)"
+	[ -c /dev/scif ] || fail "/dev/scif missing although scire_scif is loaded"
+	[ -d "$SCIF_NODES" ] || fail "$SCIF_NODES missing: configfs not mounted?"
+}
+
+# scif_two_nodes [MTU]: topo_scire_pair [MTU], then node 1 at nsA's address
+# and node 2 at nsB's in the node table: two SCIF nodes of this kernel.
+scif_two_nodes()
+{
+	topo_scire_pair "$@"
+	mkdir "$SCIF_NODES/1" "$SCIF_NODES/2" || fail "cannot create nodes 1 and 2"
+	echo "$TOPO_IP_A" >"$SCIF_NODES/1/addr" && echo "$TOPO_IP_B" >"$SCIF_NODES/2/addr" ||
+		fail "cannot set the nodes' addresses"
+}
+
+# scif_two_nodes_teardown: undo scif_two_nodes, whatever part of it was done.
+scif_two_nodes_teardown()
+{
+	rmdir "$SCIF_NODES/1" "$SCIF_NODES/2" 2>/dev/null
+	topo_teardown
+}
+
 # topo_static_neigh: permanent neighbour entries for the two veth ends, so
 # that address resolution (modify_qp to RTR, rdma_cm) never has to get an
 # ARP exchange through a lossy qdisc (netem drops ARP like anything else).
