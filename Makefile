@@ -137,11 +137,14 @@ user: deps-ok
 # --- checks ---------------------------------------------------------------
 
 # sparse over every kernel source (C=2 checks all files, not just rebuilt ones).
+# Its objects go to a linked tree of their own, $(BUILD)/k-sparse-<abi>/,
+# so that make check can run it while a VM loads the tree's kernel/*.ko.
+SPARSE_OUT := $(abspath $(BUILD))/k-sparse-$(KABI)
 sparse: deps-ok
 	@command -v sparse >/dev/null || { echo "scire: sparse missing: run scripts/setup" >&2; exit 1; }
 	@mkdir -p $(BUILD)
-	@[ "$(KOUT)" = "$(CURDIR)" ] || { $(call link_tree,$(KOUT)); }
-	$(MAKE) -C $(KDIR) M=$(KOUT) C=2 CF="-D__CHECK_ENDIAN__" modules > $(BUILD)/sparse.log 2>&1 || \
+	@$(call link_tree,$(SPARSE_OUT))
+	$(MAKE) -C $(KDIR) M=$(SPARSE_OUT) C=2 CF="-D__CHECK_ENDIAN__" modules > $(BUILD)/sparse.log 2>&1 || \
 		{ cat $(BUILD)/sparse.log; exit 1; }
 	@cat $(BUILD)/sparse.log
 	@if grep -qE '(warning|error):' $(BUILD)/sparse.log; then \
