@@ -306,6 +306,9 @@ if [ "$SCIRE_HOST" = b ]; then
 fi
 pair_sync sm-restarted 120 || fail "the other host never got here"
 sm_check "opensm restarted on b" 30
+# Both hosts check before either leaves: a host that went on would take
+# its port out of the broadcast group under the other's check.
+pair_sync sm-rechecked 180 || fail "the other host never got here"
 echo "host $SCIRE_HOST: the SM's move and restart: $((SECONDS - t_sm)) s"
 
 # --- leaving --------------------------------------------------------------------
