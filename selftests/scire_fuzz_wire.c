@@ -123,6 +123,7 @@ enum {
 	H_REQ = 1 << 8,		/* a request (the victim responds) */
 	H_RESP = 1 << 9,	/* a response (the victim completes) */
 	H_VALID = 1 << 10,
+	H_AW = 1 << 11,		/* ATOMIC WRITE: its payload is one 8-byte word */
 };
 
 struct fz_opcode {
@@ -174,6 +175,7 @@ static void opcodes_init(void)
 	op_set(0x14, "FETCH_ADD", H_ATH | H_REQ);
 	op_set(0x16, "SEND_LAST_INV", H_IETH | H_PAY | H_REQ);
 	op_set(0x17, "SEND_ONLY_INV", H_IETH | H_PAY | H_REQ);
+	op_set(0x1d, "ATOMIC_WRITE", H_RETH | H_PAY | H_REQ | H_AW);	/* IBA 1.5 */
 	op_set(0x64, "SEND_ONLY", H_DETH | H_PAY | H_REQ);
 	op_set(0x65, "SEND_ONLY_IMM", H_DETH | H_IMM | H_PAY | H_REQ);
 	for (i = 0; i < 256; i++) {
@@ -613,7 +615,7 @@ static uint8_t pick_opcode(const struct fz_qp *q)
 {
 	static const uint8_t rc[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
 				      0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11,
-				      0x12, 0x13, 0x14, 0x16, 0x17 };
+				      0x12, 0x13, 0x14, 0x16, 0x17, 0x1d };
 	int r = t_rand_below(100), op;
 
 	if (r < 75) {
@@ -657,6 +659,8 @@ static uint32_t pick_paylen(unsigned int hdrs)
 
 	if (!(hdrs & H_PAY))
 		return r < 92 ? 0 : t_rand_below(64);
+	if ((hdrs & H_AW) && r < 80)
+		return 8;
 	if (r < 55)
 		return t_rand_below(65);
 	if (r < 80)
@@ -730,7 +734,7 @@ static void build_random(struct fz_pkt *p)
 		h += 8;
 	}
 	if (hdrs & (H_RETH | H_ATH))
-		pick_remote(&va, &rkey, &dlen, paylen, !!(hdrs & H_ATH));
+		pick_remote(&va, &rkey, &dlen, paylen, !!(hdrs & (H_ATH | H_AW)));
 	if (hdrs & H_RETH) {
 		put64(h, va);
 		put32(h + 8, rkey);
