@@ -383,6 +383,7 @@ static void scire_comp_atomic_write(struct scire_qp *qp, struct sk_buff *skb,
 				    struct scire_req_wqe *w, u32 base, u32 psn)
 {
 	struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_req *req = &qp->req;
 
 	if (psn != w->first_psn)
 		return;
@@ -391,6 +392,8 @@ static void scire_comp_atomic_write(struct scire_qp *qp, struct sk_buff *skb,
 		scire_comp_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
+	/* Asked again after lost responses: this is the new answer. */
+	req->read_retry = false;
 	scire_comp_advance(qp, base, psn + 1);
 	scire_comp_retire(qp, IB_WC_SUCCESS, w->len);
 	/* As after a READ: a WQE that failed behind it is the head now. */
