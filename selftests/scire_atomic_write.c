@@ -10,7 +10,8 @@
  *   caps        ibv_create_qp_ex() takes IBV_QP_EX_WITH_ATOMIC_WRITE on
  *               RC; with -C the device reports IB_UVERBS_DEVICE_ATOMIC_WRITE
  *               in device_cap_flags_ex (kernels that define the bit)
- *   land        ATOMIC WRITEs with ibv_wr_atomic_write() and with
+ *   land        ATOMIC WRITEs with ibv_wr_atomic_write() and (scire's
+ *               provider only: rxe's sends no rkey for it) with
  *               ibv_post_send(IBV_WR_ATOMIC_WRITE) at the first, last and
  *               inner words of a 4 KiB MR complete with IBV_WC_SUCCESS and
  *               opcode IBV_WC_ATOMIC_WRITE; the 8 bytes land as given, in
@@ -252,6 +253,18 @@ static void check_land(void)
 
 	pair_new(&p);
 	for (legacy = 0; legacy < 2; legacy++) {
+		/*
+		 * rdma-core's rxe provider (44 to 56 at least) turns an
+		 * ibv_post_send(IBV_WR_ATOMIC_WRITE) into a request with no
+		 * rkey or address (its convert_send_wr() has no case for
+		 * it), which a responder rightly refuses: only our
+		 * provider's legacy path is checked.
+		 */
+		if (legacy && !sa.scire) {
+			printf("land: ibv_post_send(IBV_WR_ATOMIC_WRITE) not checked on %s (not scire's provider)\n",
+			       ibv_get_device_name(sa.ctx->device));
+			break;
+		}
 		for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 			char what[64];
 			uint64_t id = 1000 + legacy * 100 + i;
@@ -264,12 +277,6 @@ static void check_land(void)
 
 				memcpy(abuf, val, sizeof(val));
 				err = post_aw_legacy(p.a, id, tmr->rkey, tva(offs[i]), abuf, 8);
-				/* Another device's provider may not take it. */
-				if (err && !sa.scire) {
-					printf("land: %s's provider refuses ibv_post_send(IBV_WR_ATOMIC_WRITE) (%s): not checked there\n",
-					       ibv_get_device_name(sa.ctx->device), t_errname(err));
-					break;
-				}
 				if (err)
 					t_fatal("%s: ibv_post_send: %s", what, t_errname(err));
 				/* The value was taken at the post. */
