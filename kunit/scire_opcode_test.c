@@ -267,7 +267,10 @@ static void scire_opcode_transports(struct kunit *test)
 	}
 }
 
-/* A RETH on the first packet of a WRITE and on a READ request only. */
+/*
+ * A RETH on the first packet of a WRITE, on a READ request and on an
+ * ATOMIC WRITE only.
+ */
 static void scire_opcode_reth(struct kunit *test)
 {
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
@@ -276,7 +279,8 @@ static void scire_opcode_reth(struct kunit *test)
 	for (op = 0; op < 256; op++) {
 		u32 m = tbl[op].mask;
 		bool want = ((m & SCIRE_M_WRITE) && (m & SCIRE_M_FIRST)) ||
-			    ((m & SCIRE_M_READ) && (m & SCIRE_M_REQ));
+			    ((m & SCIRE_M_READ) && (m & SCIRE_M_REQ)) ||
+			    (m & SCIRE_M_ATOMIC_WRITE);
 
 		KUNIT_EXPECT_EQ_MSG(test, !!(m & SCIRE_M_RETH), want, "op 0x%02x", op);
 	}
@@ -335,8 +339,8 @@ static void scire_opcode_imm_inv(struct kunit *test)
 }
 
 /*
- * Payload may come with SENDs, WRITEs and READ responses; never with a
- * READ request, an ACK or an atomic.
+ * Payload may come with SENDs, WRITEs, READ responses and ATOMIC WRITEs
+ * (its 8 bytes); never with a READ request, an ACK or an atomic.
  */
 static void scire_opcode_payload(struct kunit *test)
 {
@@ -345,7 +349,8 @@ static void scire_opcode_payload(struct kunit *test)
 
 	for (op = 0; op < 256; op++) {
 		u32 m = tbl[op].mask;
-		bool want = (m & (SCIRE_M_SEND | SCIRE_M_WRITE)) ||
+		bool want = (m & (SCIRE_M_SEND | SCIRE_M_WRITE |
+				  SCIRE_M_ATOMIC_WRITE)) ||
 			    ((m & SCIRE_M_READ) && (m & SCIRE_M_RESP));
 
 		KUNIT_EXPECT_EQ_MSG(test, !!(m & SCIRE_M_PAYLOAD), want, "op 0x%02x", op);
