@@ -1181,6 +1181,7 @@ int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 		  bool to_mr);
 int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
 		    u64 compare_add, u64 swap, u64 *orig);
+int scire_mr_atomic_write(struct scire_mr *mr, u64 iova, const u8 *value);
 int scire_mr_invalidate(struct scire_pd *pd, u32 key, bool remote);
 int scire_mr_fast_reg(struct scire_pd *pd, struct scire_mr *mr, u32 key,
 		      int access);

@@ -64,7 +64,7 @@ static bool scire_comp_is_rd_atomic(const struct scire_send_wqe *wqe)
 	if (wqe->opcode >= SCIRE_WQE_OP_MAX)
 		return false;
 	kind = scire_wqe_info[wqe->opcode].kind;
-	return kind == SCIRE_REQ_K_READ || kind == SCIRE_REQ_K_ATOMIC;
+	return scire_req_kind_rd_atomic(kind);
 }
 
 /* Post the send CQE of @wqe if it is signalled or failed (IBA 10.7.3.1). */
@@ -375,7 +375,35 @@ static u8 scire_comp_mem_status(int err)
 	return err == -ENOSPC ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
 }
 
-/* READ RESPONSE FIRST/MIDDLE/LAST/ONLY (IBA 9.7.5.1.2). */
+/*
+ * The READ RESPONSE ONLY without payload that answers an RDMA ATOMIC
+ * WRITE (IBA 1.5, as rdma_rxe sends it): the 8 bytes are in place.
+ */
+static void scire_comp_atomic_write(struct scire_qp *qp, struct sk_buff *skb,
+				    struct scire_req_wqe *w, u32 base, u32 psn)
+{
+	struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_req *req = &qp->req;
+
+	if (psn != w->first_psn)
+		return;
+	if (pkt->opcode != (SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_ONLY) ||
+	    pkt->paylen) {
+		scire_comp_fail(qp, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	/* Asked again after lost responses: this is the new answer. */
+	req->read_retry = false;
+	scire_comp_advance(qp, base, psn + 1);
+	scire_comp_retire(qp, IB_WC_SUCCESS, w->len);
+	/* As after a READ: a WQE that failed behind it is the head now. */
+	scire_comp_head_error(qp);
+}
+
+/*
+ * READ RESPONSE FIRST/MIDDLE/LAST/ONLY (IBA 9.7.5.1.2), and the response
+ * to an ATOMIC WRITE.
+ */
 static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 			    u32 base, u32 psn)
 {
@@ -388,6 +416,11 @@ static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 
 	if (!scire_comp_walk(qp, base, psn, false))
 		return;
+	w = scire_comp_head(qp, SCIRE_REQ_K_ATOMIC_WRITE);
+	if (w) {
+		scire_comp_atomic_write(qp, skb, w, base, psn);
+		return;
+	}
 	w = scire_comp_head(qp, SCIRE_REQ_K_READ);
 	if (!w)
 		return;

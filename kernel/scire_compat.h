@@ -251,6 +251,17 @@ static inline void scire_sk_set_mc_loop(struct sock *sk)
  * for either. The op takes a struct scire_cq_uarg pointer and finds its
  * udata with scire_cq_udata().
  */
+/*
+ * 6.2: a device says it executes RDMA ATOMIC WRITE (IBA 1.5) with
+ * IB_DEVICE_ATOMIC_WRITE. 6.1 has no such bit: scire executes the
+ * operation there too, it just cannot say so.
+ */
+#ifdef SCIRE_HAVE_IB_DEVICE_ATOMIC_WRITE
+#define SCIRE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SCIRE_DEVICE_ATOMIC_WRITE	0
+#endif
+
 #ifdef SCIRE_HAVE_CREATE_CQ_ATTRS
 #define scire_cq_uarg uverbs_attr_bundle
 

@@ -127,6 +127,7 @@ enum scire_bth_opcode {
 	SCIRE_OP_FETCH_ADD			= 0x14,
 	SCIRE_OP_SEND_LAST_INV			= 0x16,
 	SCIRE_OP_SEND_ONLY_INV			= 0x17,
+	SCIRE_OP_ATOMIC_WRITE			= 0x1d,	/* IBA 1.5 */
 };
 
 /* What a BTH opcode is and carries (struct scire_opcode_info.mask). */
@@ -152,6 +153,7 @@ enum scire_opcode_mask {
 	SCIRE_M_IETH		= BIT(17),
 	SCIRE_M_DETH		= BIT(18),
 	SCIRE_M_COMP		= BIT(19),	/* completes a receive WQE */
+	SCIRE_M_ATOMIC_WRITE	= BIT(20),	/* RDMA ATOMIC WRITE request */
 };
 
 /* Offsets of extended headers after the BTH, in wire order. */

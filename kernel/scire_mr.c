@@ -611,6 +611,69 @@ int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 	return -EINVAL;
 }
 
+/*
+ * The 8-byte aligned word at @iova of @mr, mapped: *@map and *@page are
+ * what scire_mr_word_put() undoes. Return: 0 or the errno of
+ * scire_mr_atomic().
+ */
+static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
+			     struct page **page, void **map)
+{
+	u64 start = READ_ONCE(mr->iova);
+	unsigned int in_page;
+	u64 *p, room;
+	int ret;
+
+	*page = NULL;
+	*map = NULL;
+	if (!IS_ALIGNED(iova, 8))
+		return -EINVAL;
+	ret = scire_mr_io_check(mr, start, iova, 8, true);
+	if (ret)
+		return ret;
+
+	switch (mr->type) {
+	case SCIRE_MR_USER:
+		*page = scire_user_page(mr, iova - start, &in_page);
+		if (!*page)
+			return -EFAULT;
+		*map = kmap_local_page(*page);
+		p = *map + in_page;
+		break;
+	case SCIRE_MR_DMA:
+		p = (u64 *)(uintptr_t)iova;
+		if (!virt_addr_valid(p))
+			return -EFAULT;
+		break;
+	case SCIRE_MR_FAST:
+		p = scire_fast_va(mr, iova - start, &room);
+		if (!p)
+			return -EFAULT;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	/* Aligned, the word cannot straddle a page. */
+	if (!IS_ALIGNED((uintptr_t)p, 8)) {
+		if (*map)
+			kunmap_local(*map);
+		*map = NULL;
+		*page = NULL;
+		return -EINVAL;
+	}
+	*word = p;
+	return 0;
+}
+
+static void scire_mr_word_put(struct page *page, void *map)
+{
+	if (page)
+		flush_dcache_page(page);
+	if (map)
+		kunmap_local(map);
+}
+
 /**
  * scire_mr_atomic() - 8-byte atomic operation on an MR (IBA 9.4, atomics).
  * @mr: an MR held from scire_mr_lookup() with IB_ACCESS_REMOTE_ATOMIC.
@@ -636,46 +699,14 @@ int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
 		    u64 compare_add, u64 swap, u64 *orig)
 {
-	u64 start = READ_ONCE(mr->iova);
-	struct page *page = NULL;
-	unsigned int in_page;
-	void *map = NULL;
-	u64 *p, old, room;
+	struct page *page;
+	void *map;
+	u64 *p, old;
 	int ret;
 
-	if (!IS_ALIGNED(iova, 8))
-		return -EINVAL;
-	ret = scire_mr_io_check(mr, start, iova, 8, true);
+	ret = scire_mr_word_get(mr, iova, &p, &page, &map);
 	if (ret)
 		return ret;
-
-	switch (mr->type) {
-	case SCIRE_MR_USER:
-		page = scire_user_page(mr, iova - start, &in_page);
-		if (!page)
-			return -EFAULT;
-		map = kmap_local_page(page);
-		p = map + in_page;
-		break;
-	case SCIRE_MR_DMA:
-		p = (u64 *)(uintptr_t)iova;
-		if (!virt_addr_valid(p))
-			return -EFAULT;
-		break;
-	case SCIRE_MR_FAST:
-		p = scire_fast_va(mr, iova - start, &room);
-		if (!p)
-			return -EFAULT;
-		break;
-	default:
-		return -EINVAL;
-	}
-
-	/* Aligned, the word cannot straddle a page. */
-	if (!IS_ALIGNED((uintptr_t)p, 8)) {
-		ret = -EINVAL;
-		goto out;
-	}
 	if (cmp_swp) {
 		old = cmpxchg64(p, compare_add, swap);
 	} else {
@@ -684,12 +715,39 @@ int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
 		} while (!try_cmpxchg64(p, &old, old + compare_add));
 	}
 	*orig = old;
-	if (page)
-		flush_dcache_page(page);
-out:
-	if (map)
-		kunmap_local(map);
-	return ret;
+	scire_mr_word_put(page, map);
+	return 0;
+}
+
+/**
+ * scire_mr_atomic_write() - store 8 bytes at once (IBA 1.5 RDMA ATOMIC WRITE).
+ * @mr: an MR held from scire_mr_lookup() with IB_ACCESS_REMOTE_WRITE.
+ * @iova: the 8-byte aligned address in the MR's address space.
+ * @value: the 8 bytes, in memory order (the payload as it came).
+ *
+ * One aligned 64-bit store with release ordering: no reader sees part of
+ * it, it is atomic against scire_mr_atomic() on the same word (which is a
+ * CPU atomic instruction), and what this QP placed before it is visible no
+ * later than it is.
+ *
+ * Context: any; no sleeping.
+ * Return: 0, or the errors of scire_mr_atomic().
+ */
+int scire_mr_atomic_write(struct scire_mr *mr, u64 iova, const u8 *value)
+{
+	struct page *page;
+	void *map;
+	u64 *p, v;
+	int ret;
+
+	ret = scire_mr_word_get(mr, iova, &p, &page, &map);
+	if (ret)
+		return ret;
+	memcpy(&v, value, sizeof(v));
+	/* Release: what this QP wrote before is seen no later than v. */
+	smp_store_release(p, v);
+	scire_mr_word_put(page, map);
+	return 0;
 }
 
 /**

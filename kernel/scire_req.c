@@ -77,6 +77,11 @@ const struct scire_wqe_info scire_wqe_info[SCIRE_WQE_OP_MAX] = {
 		.kind = SCIRE_REQ_K_LOCAL, .cqe_opcode = SCIRE_CQE_OP_REG_MR,
 		.local_err = IB_WC_LOC_QP_OP_ERR,
 	},
+	[SCIRE_WQE_OP_ATOMIC_WRITE] = {
+		.kind = SCIRE_REQ_K_ATOMIC_WRITE,
+		.cqe_opcode = SCIRE_CQE_OP_ATOMIC_WRITE,
+		.only = RC_OP(ATOMIC_WRITE),
+	},
 };
 
 /* Largest message (IBA 9.4.1 and our max_msg_sz). */
@@ -426,7 +431,7 @@ static u8 scire_req_validate(struct scire_qp *qp,
 		return IB_WC_SUCCESS;
 	/* UC carries SEND and RDMA WRITE only (IBA 9.8, table 38). */
 	if (qp->ibqp.qp_type == IB_QPT_UC &&
-	    (info->kind == SCIRE_REQ_K_READ || info->kind == SCIRE_REQ_K_ATOMIC ||
+	    (scire_req_kind_rd_atomic(info->kind) ||
 	     wqe->opcode == SCIRE_WQE_OP_SEND_INV))
 		return IB_WC_LOC_QP_OP_ERR;
 	/* UD carries SEND and SEND with immediate only (IBA 9.8.2). */
@@ -438,6 +443,18 @@ static u8 scire_req_validate(struct scire_qp *qp,
 	    wqe->num_sge > room / sizeof(*sge) ||
 	    wqe->inline_len > qp->sq.max_inline || wqe->inline_len > room)
 		return IB_WC_LOC_QP_OP_ERR;
+
+	/*
+	 * ATOMIC WRITE carries its 8 bytes in the WQE header. Its address
+	 * is the responder's to check, which NAKs a misaligned one as
+	 * rdma_rxe does (Invalid Request).
+	 */
+	if (info->kind == SCIRE_REQ_K_ATOMIC_WRITE) {
+		if (wqe->num_sge || (wqe->flags & SCIRE_WQE_F_INLINE))
+			return IB_WC_LOC_QP_OP_ERR;
+		*len = sizeof(wqe->atomic_write.value);
+		return IB_WC_SUCCESS;
+	}
 
 	if (wqe->flags & SCIRE_WQE_F_INLINE) {
 		/* Inline bytes are a source: nothing to receive READ data. */
@@ -619,7 +636,7 @@ static enum scire_req_next scire_req_begin(struct scire_qp *qp)
 		return SCIRE_REQ_WAIT;
 	if (scire_psn_dist(req->comp_psn, req->tail_psn) >= SCIRE_REQ_WINDOW)
 		return SCIRE_REQ_WAIT;
-	if (info->kind == SCIRE_REQ_K_READ || info->kind == SCIRE_REQ_K_ATOMIC) {
+	if (scire_req_kind_rd_atomic(info->kind)) {
 		max_rd = READ_ONCE(qp->max_rd_atomic);
 		if (!max_rd) {
 			/* The QP may never have one outstanding. */
@@ -632,7 +649,8 @@ static enum scire_req_next scire_req_begin(struct scire_qp *qp)
 		req->rd_atomic++;
 	}
 
-	if (info->kind == SCIRE_REQ_K_ATOMIC)
+	if (info->kind == SCIRE_REQ_K_ATOMIC ||
+	    info->kind == SCIRE_REQ_K_ATOMIC_WRITE)
 		npkts = 1;
 	else
 		npkts = max_t(u32, 1, DIV_ROUND_UP_ULL(w->len, req->mtu));
@@ -700,6 +718,11 @@ static void scire_req_ext_hdrs(struct scire_qp *qp, struct sk_buff *skb,
 	u32 mask = oi->mask;
 	u64 swap_add, comp;
 
+	/* ATOMIC WRITE's address and key sit where RDMA's do. */
+	BUILD_BUG_ON(offsetof(struct scire_send_wqe, atomic_write.remote_addr) !=
+		     offsetof(struct scire_send_wqe, rdma.remote_addr) ||
+		     offsetof(struct scire_send_wqe, atomic_write.rkey) !=
+		     offsetof(struct scire_send_wqe, rdma.rkey));
 	if (mask & SCIRE_M_RETH) {
 		struct scire_reth *reth = (void *)skb->data +
 					  oi->offset[SCIRE_H_RETH];
@@ -771,8 +794,9 @@ static int scire_req_xmit(struct scire_qp *qp, struct scire_req_tx *tx,
 	const struct scire_opcode_info *oi = &scire_opcode[opcode];
 	/* A unit has no pad: nothing on its way counts in 32-bit words. */
 	u32 pad = req->local ? 0 : -paylen & 3;
+	bool aw = wqe->opcode == SCIRE_WQE_OP_ATOMIC_WRITE;
 	/* Inline data lives in the WQE, not in an MR that could lend pages. */
-	bool frags = !(wqe->flags & SCIRE_WQE_F_INLINE) &&
+	bool frags = !(wqe->flags & SCIRE_WQE_F_INLINE) && !aw &&
 		     scire_pkt_zc(req->local, paylen);
 	struct sk_buff *skb;
 	u8 *payload;
@@ -800,6 +824,9 @@ again:
 			kfree_skb(skb);
 			return scire_req_mem_status(ret);
 		}
+	} else if (aw) {
+		/* The 8 bytes go out as posted, in memory order. */
+		memcpy(payload, wqe->atomic_write.value, paylen);
 	} else if (paylen && (wqe->flags & SCIRE_WQE_F_INLINE)) {
 		memcpy(payload, wqe->data + off, paylen);
 	} else if (paylen) {
@@ -864,6 +891,12 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 		/* One request stands for every response PSN still missing. */
 		opcode = info->only;
 		next = w->last_psn + 1;
+		last = true;
+		break;
+	case SCIRE_REQ_K_ATOMIC_WRITE:
+		paylen = w->len;
+		opcode = info->only;
+		next = psn + 1;
 		last = true;
 		break;
 	default:

@@ -62,6 +62,9 @@ struct sk_buff;
  * @SCIRE_REQ_K_READ:	one READ request; the responder segments.
  * @SCIRE_REQ_K_ATOMIC:	one atomic request, answered by ATOMIC ACKNOWLEDGE.
  * @SCIRE_REQ_K_LOCAL:	no packet; executed when it reaches the SQ head.
+ * @SCIRE_REQ_K_ATOMIC_WRITE: one RDMA ATOMIC WRITE request with its 8
+ *			bytes (IBA 1.5), answered by a READ RESPONSE ONLY
+ *			without payload; counted with READs and atomics.
  */
 enum scire_req_kind {
 	SCIRE_REQ_K_SEND,
@@ -69,7 +72,15 @@ enum scire_req_kind {
 	SCIRE_REQ_K_READ,
 	SCIRE_REQ_K_ATOMIC,
 	SCIRE_REQ_K_LOCAL,
+	SCIRE_REQ_K_ATOMIC_WRITE,
 };
+
+/* A READ, atomic or ATOMIC WRITE: uses a responder resource (IBA 9.4.4). */
+static inline bool scire_req_kind_rd_atomic(u8 kind)
+{
+	return kind == SCIRE_REQ_K_READ || kind == SCIRE_REQ_K_ATOMIC ||
+	       kind == SCIRE_REQ_K_ATOMIC_WRITE;
+}
 
 /**
  * struct scire_wqe_info - what one SQ WQE opcode is (the single table of

@@ -36,12 +36,15 @@ enum scire_resp_res_type {
 	SCIRE_RESP_RES_NONE,
 	SCIRE_RESP_RES_READ,
 	SCIRE_RESP_RES_ATOMIC,
+	SCIRE_RESP_RES_ATOMIC_WRITE,
 };
 
 /*
- * A READ or atomic the responder executed. A duplicate READ is executed
- * again if it asks for (part of) the same data with the same R_Key; a
- * duplicate atomic is answered with the value it returned the first time.
+ * A READ, atomic or ATOMIC WRITE the responder executed. A duplicate READ
+ * is executed again if it asks for (part of) the same data with the same
+ * R_Key; a duplicate atomic is answered with the value it returned the
+ * first time; a duplicate ATOMIC WRITE is answered again, not executed
+ * again (a later WRITE may have changed the word since).
  */
 struct scire_resp_res {
 	u32 type;
@@ -850,6 +853,77 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 			    SCIRE_AETH_ACK_UNLIMITED, pkt->psn, resp->msn, orig);
 }
 
+/* The answer to an ATOMIC WRITE: a READ RESPONSE ONLY without payload. */
+static void scire_resp_atomic_write_ack(struct scire_qp *qp, u32 psn, u32 msn)
+{
+	scire_resp_ack_before(qp, psn);
+	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_ONLY,
+			    SCIRE_AETH_ACK_UNLIMITED, psn, msn, 0);
+}
+
+/*
+ * RDMA ATOMIC WRITE (IBA 1.5): 8 bytes stored at an 8-byte aligned address
+ * as one store, atomic against the atomics of this device. It needs remote
+ * write access and consumes a responder resource like an atomic; it is
+ * answered as rdma_rxe answers it, with a READ RESPONSE ONLY without
+ * payload. A misaligned address is an Invalid Request (as rxe's).
+ */
+static void scire_resp_atomic_write(struct scire_qp *qp, struct sk_buff *skb)
+{
+	struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_resp *resp = &qp->resp;
+	struct scire_resp_res *res;
+	u8 value[sizeof(u64)];
+	struct scire_mr *mr;
+	u32 rkey, len;
+	u64 va;
+	int ret;
+
+	if (!qp->max_dest_rd_atomic) {
+		scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
+				  IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	scire_resp_reth(skb, &va, &rkey, &len);
+	if (len != sizeof(value) || pkt->paylen != sizeof(value) ||
+	    (va & 7)) {
+		scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
+				  IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	if (!(qp->qp_access & IB_ACCESS_REMOTE_WRITE)) {
+		scire_resp_reject(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
+				  IB_WC_REM_ACCESS_ERR);
+		return;
+	}
+	mr = scire_mr_lookup(scire_resp_pd(qp), rkey, true, va, sizeof(value),
+			     IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(mr)) {
+		scire_resp_reject(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
+				  IB_WC_REM_ACCESS_ERR);
+		return;
+	}
+	ret = skb_copy_bits(skb, scire_opcode[pkt->opcode].hdr_len, value,
+			    sizeof(value));
+	if (!ret)
+		ret = scire_mr_atomic_write(mr, va, value);
+	scire_mr_put(mr);
+	if (ret) {
+		scire_resp_reject(qp, ret == -EINVAL ?
+				  SCIRE_NAK_INVALID_REQUEST :
+				  SCIRE_NAK_REMOTE_OP_ERR, ret == -EINVAL ?
+				  IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR);
+		return;
+	}
+
+	res = scire_resp_res_add(qp, SCIRE_RESP_RES_ATOMIC_WRITE, pkt->psn,
+				 pkt->psn);
+	resp->msn = scire_psn(resp->msn + 1);
+	res->msn = resp->msn;
+	resp->psn = scire_psn(pkt->psn + 1);
+	scire_resp_atomic_write_ack(qp, pkt->psn, resp->msn);
+}
+
 /*
  * A request older than ePSN (IBA 9.7.5.1.2, 9.9.4.2). SEND and WRITE are
  * not executed again, only acknowledged: up to ePSN - 1, or, when a READ
@@ -860,9 +934,9 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
  * response and complete that WQE without data or original value; no ACK
  * at all would stall a requester that resends one packet at a time, as
  * scire's does after a timeout. A READ is executed again from its own RETH
- * if it asks for (part of) what an earlier READ asked for. An atomic is
- * answered from the resources, never executed again. Anything else is
- * dropped (class D).
+ * if it asks for (part of) what an earlier READ asked for. An atomic or an
+ * ATOMIC WRITE is answered from the resources, never executed again.
+ * Anything else is dropped (class D).
  */
 static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 {
@@ -918,6 +992,13 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 				    SCIRE_OP_RC | SCIRE_OP_ATOMIC_ACKNOWLEDGE,
 				    SCIRE_AETH_ACK_UNLIMITED, pkt->psn,
 				    resp->msn, res->orig);
+	}
+	if (pkt->mask & SCIRE_M_ATOMIC_WRITE) {
+		res = scire_resp_res_find(qp, SCIRE_RESP_RES_ATOMIC_WRITE,
+					  pkt->psn);
+		if (!res)
+			goto stale;
+		scire_resp_atomic_write_ack(qp, pkt->psn, resp->msn);
 	}
 	return;
 
@@ -1022,6 +1103,8 @@ static void scire_resp_execute(struct scire_qp *qp, struct sk_buff *skb)
 		scire_resp_read_req(qp, skb);
 	else if (scire_resp_is_rc(qp) && (mask & SCIRE_M_ATOMIC))
 		scire_resp_atomic(qp, skb);
+	else if (scire_resp_is_rc(qp) && (mask & SCIRE_M_ATOMIC_WRITE))
+		scire_resp_atomic_write(qp, skb);
 }
 
 /* RC: PSN check against ePSN (IBA 9.7), then execute. */

@@ -3,7 +3,8 @@
  * KUnit: the BTH opcode table (kernel/scire_hdr.c). scire_opcode_mask[] is
  * the one statement of what each opcode carries; these tests derive the
  * table from it as scire_hdr_init() does and check it against IBA 1.4
- * vol. 1 table 38 and 9.3: which opcodes exist per transport, their header
+ * vol. 1 table 38 and 9.3 (and IBA 1.5's RDMA ATOMIC WRITE): which
+ * opcodes exist per transport, their header
  * lengths (written out here from the spec, not from the code), and the
  * rules the transport relies on (a packet is a request or a response, one
  * kind of operation, one position in its message). Included at the end of
@@ -42,6 +43,8 @@ static const struct scire_test_op {
 	{ 0x14, 40, "RC FETCH_ADD" },
 	{ 0x16, 16, "RC SEND_LAST_INV" },
 	{ 0x17, 16, "RC SEND_ONLY_INV" },
+	/* IBA 1.5: BTH + RETH, 8 bytes of payload after them. */
+	{ 0x1d, 28, "RC ATOMIC_WRITE" },
 	{ 0x20, 12, "UC SEND_FIRST" },
 	{ 0x21, 12, "UC SEND_MIDDLE" },
 	{ 0x22, 12, "UC SEND_LAST" },
@@ -133,7 +136,7 @@ static void scire_opcode_req_xor_resp(struct kunit *test)
 static void scire_opcode_one_kind(struct kunit *test)
 {
 	const u32 kinds = SCIRE_M_SEND | SCIRE_M_WRITE | SCIRE_M_READ |
-			  SCIRE_M_ATOMIC | SCIRE_M_ACK;
+			  SCIRE_M_ATOMIC | SCIRE_M_ACK | SCIRE_M_ATOMIC_WRITE;
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
 	int i;
 
@@ -163,7 +166,7 @@ static void scire_opcode_one_position(struct kunit *test)
 		/* The names say it. */
 		if (strstr(name, "_ONLY") || strstr(name, "READ_REQUEST") ||
 		    strstr(name, "ACKNOWLEDGE") || strstr(name, "SWAP") ||
-		    strstr(name, "FETCH_ADD"))
+		    strstr(name, "FETCH_ADD") || strstr(name, "ATOMIC_WRITE"))
 			KUNIT_EXPECT_EQ_MSG(test, pos, (u32)SCIRE_M_ONLY, "%s", name);
 		else if (strstr(name, "_FIRST"))
 			KUNIT_EXPECT_EQ_MSG(test, pos, (u32)SCIRE_M_FIRST, "%s", name);
@@ -264,7 +267,10 @@ static void scire_opcode_transports(struct kunit *test)
 	}
 }
 
-/* A RETH on the first packet of a WRITE and on a READ request only. */
+/*
+ * A RETH on the first packet of a WRITE, on a READ request and on an
+ * ATOMIC WRITE only.
+ */
 static void scire_opcode_reth(struct kunit *test)
 {
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
@@ -273,7 +279,8 @@ static void scire_opcode_reth(struct kunit *test)
 	for (op = 0; op < 256; op++) {
 		u32 m = tbl[op].mask;
 		bool want = ((m & SCIRE_M_WRITE) && (m & SCIRE_M_FIRST)) ||
-			    ((m & SCIRE_M_READ) && (m & SCIRE_M_REQ));
+			    ((m & SCIRE_M_READ) && (m & SCIRE_M_REQ)) ||
+			    (m & SCIRE_M_ATOMIC_WRITE);
 
 		KUNIT_EXPECT_EQ_MSG(test, !!(m & SCIRE_M_RETH), want, "op 0x%02x", op);
 	}
@@ -332,8 +339,8 @@ static void scire_opcode_imm_inv(struct kunit *test)
 }
 
 /*
- * Payload may come with SENDs, WRITEs and READ responses; never with a
- * READ request, an ACK or an atomic.
+ * Payload may come with SENDs, WRITEs, READ responses and ATOMIC WRITEs
+ * (its 8 bytes); never with a READ request, an ACK or an atomic.
  */
 static void scire_opcode_payload(struct kunit *test)
 {
@@ -342,7 +349,8 @@ static void scire_opcode_payload(struct kunit *test)
 
 	for (op = 0; op < 256; op++) {
 		u32 m = tbl[op].mask;
-		bool want = (m & (SCIRE_M_SEND | SCIRE_M_WRITE)) ||
+		bool want = (m & (SCIRE_M_SEND | SCIRE_M_WRITE |
+				  SCIRE_M_ATOMIC_WRITE)) ||
 			    ((m & SCIRE_M_READ) && (m & SCIRE_M_RESP));
 
 		KUNIT_EXPECT_EQ_MSG(test, !!(m & SCIRE_M_PAYLOAD), want, "op 0x%02x", op);

@@ -13,7 +13,8 @@
  * the program's control: every BTH opcode with random and boundary field
  * values, truncated and oversized payloads, correct and wrong ICRCs, PSN
  * replays and jumps, forged and stale rkeys, READ responses and ACKs nobody
- * asked for, duplicate atomics, aimed at the real QPNs and PSNs (which the
+ * asked for, duplicate atomics, ATOMIC WRITEs (IBA 1.5), aimed at the real
+ * QPNs and PSNs (which the
  * program knows, having set them up) and at random QPNs. Most packets carry
  * a correct ICRC and plausible headers, so that they get past the ICRC
  * check into the transport.
@@ -24,7 +25,9 @@
  * duplicates) adds once, a duplicate WRITE older than an executed
  * FETCH_ADD is acknowledged up to its own PSN, never with an ACK naming
  * the atomic's (a raw UDP socket in the peer's namespace sees the
- * victim's answers), and the peer, whose send PSN was set past the
+ * victim's answers), an ATOMIC WRITE is answered with a READ_RESPONSE_ONLY
+ * and its duplicate answered again without writing the word again, and
+ * the peer, whose send PSN was set past the
  * injected packets, still reaches the victim.
  *
  * Pass: every byte outside what was granted (the MRs with remote write
@@ -123,6 +126,7 @@ enum {
 	H_REQ = 1 << 8,		/* a request (the victim responds) */
 	H_RESP = 1 << 9,	/* a response (the victim completes) */
 	H_VALID = 1 << 10,
+	H_AW = 1 << 11,		/* ATOMIC WRITE: its payload is one 8-byte word */
 };
 
 struct fz_opcode {
@@ -174,6 +178,7 @@ static void opcodes_init(void)
 	op_set(0x14, "FETCH_ADD", H_ATH | H_REQ);
 	op_set(0x16, "SEND_LAST_INV", H_IETH | H_PAY | H_REQ);
 	op_set(0x17, "SEND_ONLY_INV", H_IETH | H_PAY | H_REQ);
+	op_set(0x1d, "ATOMIC_WRITE", H_RETH | H_PAY | H_REQ | H_AW);	/* IBA 1.5 */
 	op_set(0x64, "SEND_ONLY", H_DETH | H_PAY | H_REQ);
 	op_set(0x65, "SEND_ONLY_IMM", H_DETH | H_IMM | H_PAY | H_REQ);
 	for (i = 0; i < 256; i++) {
@@ -613,7 +618,7 @@ static uint8_t pick_opcode(const struct fz_qp *q)
 {
 	static const uint8_t rc[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
 				      0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11,
-				      0x12, 0x13, 0x14, 0x16, 0x17 };
+				      0x12, 0x13, 0x14, 0x16, 0x17, 0x1d };
 	int r = t_rand_below(100), op;
 
 	if (r < 75) {
@@ -657,6 +662,8 @@ static uint32_t pick_paylen(unsigned int hdrs)
 
 	if (!(hdrs & H_PAY))
 		return r < 92 ? 0 : t_rand_below(64);
+	if ((hdrs & H_AW) && r < 80)
+		return 8;
 	if (r < 55)
 		return t_rand_below(65);
 	if (r < 80)
@@ -730,7 +737,7 @@ static void build_random(struct fz_pkt *p)
 		h += 8;
 	}
 	if (hdrs & (H_RETH | H_ATH))
-		pick_remote(&va, &rkey, &dlen, paylen, !!(hdrs & H_ATH));
+		pick_remote(&va, &rkey, &dlen, paylen, !!(hdrs & (H_ATH | H_AW)));
 	if (hdrs & H_RETH) {
 		put64(h, va);
 		put32(h + 8, rkey);
@@ -889,7 +896,10 @@ static void send_one(struct fz_pkt *p)
 
 /* --- deterministic cases ---------------------------------------------------------- */
 
-/* A WRITE_ONLY or FETCH_ADD to the probe QP at psn, built by hand. */
+/*
+ * A WRITE_ONLY, ATOMIC_WRITE (laid out as a WRITE_ONLY of 8 bytes) or
+ * FETCH_ADD to the probe QP at psn, built by hand.
+ */
 static void build_probe(struct fz_pkt *p, uint8_t op, uint32_t psn, uint64_t va,
 			const void *data, uint32_t n, uint64_t add, int bad_icrc)
 {
@@ -1062,6 +1072,62 @@ static int probe_dup_write(uint32_t psn)
 	return fails;
 }
 
+/*
+ * 7 (PSNs psn and psn + 1): an ATOMIC WRITE (IBA 1.5) of word a, answered
+ * by a READ_RESPONSE_ONLY without payload at its PSN (as rdma_rxe answers
+ * it); then a WRITE_ONLY puts word b there; then the ATOMIC WRITE again,
+ * as a requester's retry sends it. The duplicate must be answered again
+ * and not executed again: the word stays b.
+ */
+static int probe_dup_atomic_write(uint32_t psn)
+{
+	static const uint8_t a[8] = { 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8 };
+	static const uint8_t b[8] = { 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8 };
+	uint8_t *rw = mrs[MR_RW].reg;
+	struct fz_resp r[32];
+	struct fz_pkt aw, w;
+	int n, fails = 0;
+
+	memset(rw + 384, 0, 8);
+	sniff(0.05, r, 0);
+	build_probe(&aw, 0x1d, psn, mrs[MR_RW].va + 384, a, 8, 0, 0);
+	build_probe(&w, 0x0a, psn + 1, mrs[MR_RW].va + 384, b, 8, 0, 0);
+	send_one(&aw);
+	if (!wait_bytes(rw + 384, a, 8, 10)) {
+		t_fail("probe: the ATOMIC_WRITE at PSN %#x did not land its 8 bytes",
+		       psn & 0xffffff);
+		return 1;
+	}
+	n = sniff(0.3, r, 32);
+	if (!sniffed(r, n, 0x10, psn, 0)) {
+		t_fail("probe: the ATOMIC_WRITE at PSN %#x got no READ_RESPONSE_ONLY (%d packets to the peer QP)",
+		       psn & 0xffffff, n);
+		fails++;
+	}
+	send_one(&w);
+	if (!wait_bytes(rw + 384, b, 8, 10)) {
+		t_fail("probe: the WRITE_ONLY at PSN %#x after the ATOMIC_WRITE did not land",
+		       (psn + 1) & 0xffffff);
+		return fails + 1;
+	}
+	sniff(0.3, r, 0);
+	send_one(&aw);
+	n = sniff(0.3, r, 32);
+	if (!sniffed(r, n, 0x10, psn, 0)) {
+		t_fail("probe: the duplicate ATOMIC_WRITE (PSN %#x) got no READ_RESPONSE_ONLY (%d packets to the peer QP)",
+		       psn & 0xffffff, n);
+		fails++;
+	}
+	if (memcmp(rw + 384, b, 8)) {
+		t_fail("probe: the duplicate ATOMIC_WRITE (PSN %#x) was executed again: the word the WRITE after it left was overwritten",
+		       psn & 0xffffff);
+		fails++;
+	}
+	if (!fails)
+		printf("probe: a duplicate ATOMIC_WRITE was answered again, not executed again\n");
+	return fails;
+}
+
 static int run_probes(void)
 {
 	struct fz_qp *q = &qps[Q_PROBE];
@@ -1120,8 +1186,9 @@ static int run_probes(void)
 		printf("probe: a FETCH_ADD and 3 duplicates added once; a wrong ICRC was dropped\n");
 	}
 	fails += probe_dup_write(psn + 3);
-	q->epsn = (psn + 5) & 0xffffff;
-	/* 5: the peer, its send PSN set past the injected five, still gets through. */
+	fails += probe_dup_atomic_write(psn + 5);
+	q->epsn = (psn + 7) & 0xffffff;
+	/* 5: the peer, its send PSN set past the injected seven, still gets through. */
 	{
 		struct ibv_sge sge;
 		struct ibv_send_wr wr = { 0 }, *badwr;
@@ -1457,7 +1524,7 @@ int main(int argc, char **argv)
 
 		q->qp = qp_create(&vic, q->type);
 		q->pqp = qp_create(&peer, q->type);
-		fz_connect(q, i == Q_PROBE ? 5 : 0);
+		fz_connect(q, i == Q_PROBE ? 7 : 0);
 		refill(q);
 		printf("victim %s QP %#x (peer %#x): expects PSN %#x, sends from %#x\n",
 		       q->name, q->qp->qp_num, q->pqp->qp_num, q->epsn, q->sq_psn);

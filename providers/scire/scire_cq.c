@@ -37,6 +37,7 @@ static const struct scire_wc_opcode_map scire_wc_opcode[SCIRE_CQE_OP_MAX] = {
 	[SCIRE_CQE_OP_BIND_MW]		= { IBV_WC_BIND_MW, true },
 	[SCIRE_CQE_OP_RECV]		= { IBV_WC_RECV, true },
 	[SCIRE_CQE_OP_RECV_RDMA_IMM]	= { IBV_WC_RECV_RDMA_WITH_IMM, true },
+	[SCIRE_CQE_OP_ATOMIC_WRITE]	= { IBV_WC_ATOMIC_WRITE, true },
 };
 
 static const struct {

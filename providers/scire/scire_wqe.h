@@ -53,6 +53,7 @@ enum scire_op_prop {
 	SCIRE_OPP_INV		= 1 << 7,	/* imm_data: an rkey to invalidate */
 	SCIRE_OPP_BIND		= 1 << 8,	/* bind: a memory window bind */
 	SCIRE_OPP_UD		= 1 << 9,	/* valid on UD as well */
+	SCIRE_OPP_ATOMIC_WRITE	= 1 << 10,	/* atomic_write: 8 bytes in the WQE */
 };
 
 struct scire_op_info {
@@ -107,6 +108,10 @@ static inline const struct scire_op_info *scire_op_info(unsigned int op)
 			IBV_QP_EX_WITH_BIND_MW },
 		/* Fast registration: kernel QPs only (IB_WR_REG_MR). */
 		[SCIRE_WQE_OP_REG_MR] = { 0, 0 },
+		/* IBA 1.5: RC only, like the other atomics. */
+		[SCIRE_WQE_OP_ATOMIC_WRITE] = {
+			SCIRE_OPP_USER | SCIRE_OPP_RDMA | SCIRE_OPP_ATOMIC_WRITE,
+			IBV_QP_EX_WITH_ATOMIC_WRITE },
 	};
 
 	return op < SCIRE_WQE_OP_MAX ? &info[op] : NULL;
@@ -114,7 +119,7 @@ static inline const struct scire_op_info *scire_op_info(unsigned int op)
 
 /*
  * ibv_post_send() opcode to scire WQE opcode; -1 for opcodes scire does
- * not carry (TSO, DRIVER1, ATOMIC_WRITE, FLUSH and anything newer).
+ * not carry (TSO, DRIVER1, FLUSH and anything newer).
  */
 static inline int scire_wqe_opcode(enum ibv_wr_opcode opcode)
 {
@@ -130,6 +135,7 @@ static inline int scire_wqe_opcode(enum ibv_wr_opcode opcode)
 		[IBV_WR_LOCAL_INV]		= SCIRE_WQE_OP_LOCAL_INV + 1,
 		[IBV_WR_BIND_MW]		= SCIRE_WQE_OP_BIND_MW + 1,
 		[IBV_WR_SEND_WITH_INV]		= SCIRE_WQE_OP_SEND_INV + 1,
+		[IBV_WR_ATOMIC_WRITE]		= SCIRE_WQE_OP_ATOMIC_WRITE + 1,
 	};
 
 	if ((unsigned int)opcode >= sizeof(map) / sizeof(map[0]))
@@ -383,6 +389,19 @@ static inline int scire_wqe_from_send_wr(struct scire_send_wqe *wqe,
 					 &wr->bind_mw.bind_info);
 		if (ret)
 			return ret;
+	}
+	if (props & SCIRE_OPP_ATOMIC_WRITE) {
+		/*
+		 * The 64 bits to write are the one 8-byte SGE's, read now, as
+		 * ibv_wr_atomic_write() takes them from its pointer: the WQE
+		 * carries the value, not the buffer.
+		 */
+		if (wr->num_sge != 1 || !wr->sg_list ||
+		    wr->sg_list[0].length != SCIRE_ATOMIC_SIZE)
+			return EINVAL;
+		memcpy(wqe->atomic_write.value,
+		       (const void *)(uintptr_t)wr->sg_list[0].addr,
+		       SCIRE_ATOMIC_SIZE);
 	}
 	if (caps->ud) {
 		ret = scire_wqe_set_ud(wqe, wr->wr.ud.ah, wr->wr.ud.remote_qpn,

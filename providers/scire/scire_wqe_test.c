@@ -181,6 +181,34 @@ static void test_atomics(void)
 	CHECK_EQ(encode(&uc_caps, &wr), EINVAL);		/* no atomics on UC */
 }
 
+/* IBV_WR_ATOMIC_WRITE: the SGE's 8 bytes go into the WQE at post time. */
+static void test_atomic_write(void)
+{
+	static const uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct ibv_sge sge = { .addr = (uintptr_t)val, .length = 8, .lkey = 6 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_WRITE,
+		.wr.rdma = { .remote_addr = 0x5008, .rkey = 0x77 },
+	};
+
+	CHECK_EQ(encode(&rc_caps, &wr), 0);
+	CHECK_EQ(u8_at(slot.b, 8), 11);				/* SCIRE_WQE_OP_ATOMIC_WRITE */
+	CHECK_EQ(u8_at(slot.b, 10), 0);				/* num_sge: none */
+	CHECK_EQ(u32_at(slot.b, 12), 0);			/* inline_len */
+	CHECK_EQ(u64_at(slot.b, 24), 0x5008);			/* remote_addr */
+	CHECK_EQ(u32_at(slot.b, 32), 0x77);			/* rkey */
+	CHECK(memcmp(slot.b + 40, val, 8) == 0, "the 8 bytes, in memory order");
+
+	sge.length = 4;
+	CHECK_EQ(encode(&rc_caps, &wr), EINVAL);
+	sge.length = 8;
+	wr.num_sge = 0;
+	CHECK_EQ(encode(&rc_caps, &wr), EINVAL);
+	wr.num_sge = 1;
+	CHECK_EQ(encode(&uc_caps, &wr), EINVAL);		/* RC only */
+	CHECK(scire_op_allowed(&rc_caps, SCIRE_WQE_OP_ATOMIC_WRITE), "RC refuses it");
+}
+
 static void test_local_inv(void)
 {
 	struct ibv_sge sge = { .addr = 1, .length = 1, .lkey = 1 };
@@ -484,6 +512,7 @@ int main(void)
 	test_send_imm_and_inv();
 	test_rdma();
 	test_atomics();
+	test_atomic_write();
 	test_local_inv();
 	test_bind_mw();
 	test_inline();

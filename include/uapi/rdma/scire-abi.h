@@ -96,6 +96,7 @@ enum scire_cqe_opcode {
 	SCIRE_CQE_OP_BIND_MW		= 7,
 	SCIRE_CQE_OP_RECV		= 8,
 	SCIRE_CQE_OP_RECV_RDMA_IMM	= 9,
+	SCIRE_CQE_OP_ATOMIC_WRITE	= 10,
 	SCIRE_CQE_OP_MAX,
 };
 
@@ -256,6 +257,7 @@ enum scire_wqe_opcode {
 	SCIRE_WQE_OP_LOCAL_INV		= 8,
 	SCIRE_WQE_OP_BIND_MW		= 9,
 	SCIRE_WQE_OP_REG_MR		= 10,	/* kernel QPs only */
+	SCIRE_WQE_OP_ATOMIC_WRITE	= 11,	/* RC only (IBA 1.5) */
 	SCIRE_WQE_OP_MAX,
 };
 
@@ -280,6 +282,11 @@ enum scire_wqe_flags {
  * @rdma:	RDMA_WRITE*, RDMA_READ: remote address and rkey.
  * @atomic:	ATOMIC_*: remote address (8-byte aligned), rkey, compare or
  *		add operand and swap operand.
+ * @atomic_write: ATOMIC_WRITE: remote address and rkey (where @rdma has
+ *		them) and the 8 bytes to store, in memory order, taken when
+ *		the work request was posted; num_sge and inline_len are 0.
+ *		The responder checks the address's alignment (IBA 1.5,
+ *		RDMA ATOMIC WRITE).
  * @bind:	BIND_MW: the window's handle-side rkey and new rkey, the MR
  *		(lkey) it is bound to, range and access.
  * @reg:	REG_MR (kernel only): the struct scire_mr, its new key and
@@ -312,6 +319,12 @@ struct scire_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u8 value[8];
+		} atomic_write;
 		struct {
 			__aligned_u64 addr;
 			__aligned_u64 length;
