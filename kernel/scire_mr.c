@@ -357,8 +357,8 @@ static struct scire_mr *scire_mw_resolve(struct scire_mw_entry *ent,
  *	    accesses, IB_ACCESS_MW_BIND for a bind.
  *
  * The key must match exactly (generation byte included): an MR's lkey for
- * local access; for remote access an MR's rkey or the rkey of a bound type 2
- * memory window (IBA 10.6.7.2), whose range and rights then bound the access
+ * local access; for remote access an MR's rkey or the rkey of a bound memory
+ * window (IBA 10.6.7), whose range and rights then bound the access
  * and whose MR is returned. Window keys never resolve for local access. The
  * MR must be valid (a fast-reg MR is only between REG_MR and its
  * invalidation), belong to @pd (for a window: the window belongs to @pd),
@@ -1009,7 +1009,12 @@ static void scire_mw_release_mr(struct scire_mr *mr)
 	scire_mr_put(mr);
 }
 
-/* LOCAL_INV / SEND_WITH_INV of a window; called under RCU. */
+/*
+ * LOCAL_INV / SEND_WITH_INV of a window; called under RCU. A type 1 window
+ * is unbound only by a zero-length bind or its deallocation (IBA 10.6.7.1;
+ * ibv_alloc_mw(3)): naming its rkey here is refused with -EPERM, and the
+ * window stays bound.
+ */
 static int scire_mw_invalidate(struct scire_mw_entry *ent,
 			       struct scire_pd *pd, u32 rkey)
 {
@@ -1020,6 +1025,8 @@ static int scire_mw_invalidate(struct scire_mw_entry *ent,
 	spin_lock_irqsave(&ent->lock, flags);
 	if (ent->state != SCIRE_MW_BOUND || ent->rkey != rkey) {
 		ret = -EINVAL;
+	} else if (ent->type != IB_MW_TYPE_2) {
+		ret = -EPERM;
 	} else if (ent->pd != pd) {
 		ret = -EACCES;
 	} else {
@@ -1070,6 +1077,8 @@ static int scire_fast_mr_invalidate(struct scire_mr *mr, struct scire_pd *pd,
  *
  * Afterwards the key resolves to nothing until the MR is registered again
  * (REG_MR) or the window bound again (BIND_MW). A window releases its MR.
+ * Type 1 windows cannot be invalidated this way (IBA 10.6.7.1: only a
+ * zero-length bind or deallocation unbinds them).
  * Data-path users already holding the MR finish their current copy; their
  * next scire_mr_copy() on a fast-reg MR fails.
  *
@@ -1077,7 +1086,8 @@ static int scire_fast_mr_invalidate(struct scire_mr *mr, struct scire_pd *pd,
  * Return: 0; -EINVAL for an unknown or stale key, a key that is not valid
  * (already invalidated, never registered or bound), a user-registered or
  * DMA MR (these cannot be invalidated), or a remote invalidation of an MR
- * without remote rights; -EACCES if the MR or window belongs to another PD.
+ * without remote rights; -EACCES if the MR or window belongs to another PD;
+ * -EPERM for the rkey of a bound type 1 window (left bound).
  */
 int scire_mr_invalidate(struct scire_pd *pd, u32 key, bool remote)
 {
@@ -1129,16 +1139,21 @@ int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /**
- * scire_alloc_mw() - allocate a type 2 memory window (IBA 10.6.7.2).
+ * scire_alloc_mw() - allocate a memory window of type 1 or 2 (IBA 10.6.7.1,
+ * 10.6.7.2).
  * @ibmw: the core-allocated MW; its type and PD are set.
  * @udata: ALLOC_MW UHW: no fields.
  *
- * The window starts free, with an rkey from the MR key space (reported to
- * user space in ibmw->rkey); a BIND_MW WQE binds it (scire_mw_bind()).
- * Windows count against the same bound as MRs (SCIRE_MAX_MR keys).
+ * The window starts free (unbound), with an rkey from the MR key space
+ * (reported to user space in ibmw->rkey); a BIND_MW WQE binds it
+ * (scire_mw_bind()): for type 1 one that the Bind Memory Window verb
+ * (ibv_bind_mw()) posts, for type 2 a bind work request. Either type
+ * belongs to the PD; scire's type 2 windows are not tied to the QP that
+ * bound them. Windows count against the same bound as MRs (SCIRE_MAX_MR
+ * keys).
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a type 1 window; -EINVAL for a non-zero UHW
+ * Return: 0; -EOPNOTSUPP for another type; -EINVAL for a non-zero UHW
  * request; -ENOMEM.
  */
 int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
@@ -1148,7 +1163,7 @@ int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	u32 rkey;
 	int ret;
 
-	if (ibmw->type != IB_MW_TYPE_2)
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EOPNOTSUPP;
 	if (!scire_udata_in_ok(udata))
 		return -EINVAL;
@@ -1158,6 +1173,7 @@ int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -ENOMEM;
 	spin_lock_init(&ent->lock);
 	ent->state = SCIRE_MW_FREE;
+	ent->type = ibmw->type;
 	ent->pd = to_spd(ibmw->pd);
 	ret = scire_key_reserve(sdev, &rkey);
 	if (ret) {
@@ -1205,62 +1221,75 @@ int scire_dealloc_mw(struct ib_mw *ibmw)
 }
 
 /**
- * scire_mw_bind() - execute a BIND_MW WQE on a type 2 window (IBA 10.6.7.2).
+ * scire_mw_bind() - execute a BIND_MW WQE (IBA 10.6.7.1 type 1: the Bind
+ * Memory Window verb; 10.6.7.2 type 2: the bind work request).
  * @pd: the PD of the QP the WQE was posted to.
- * @wqe: the requester's kernel copy of the WQE; uses wqe->bind.
+ * @wqe: the requester's kernel copy of the WQE; uses wqe->bind and the
+ *	 SCIRE_WQE_F_MW_TYPE1 flag, which must match the window's type.
  *
- * wqe->bind.mw_rkey must be the window's current rkey and the window free
- * (o10-37.2.30: a bound type 2 window is invalidated, not rebound);
- * new_rkey must keep its index bits (only the low 8 bits are the
- * consumer's). The window and the MR named by mr_lkey must belong to @pd
- * (C10-72); the MR must be valid, grant IB_ACCESS_MW_BIND (C10-73) and
- * contain [addr, addr + length) (C10-75), and length must not be 0
- * (o10-37.2.40). access may ask for remote read, write and atomic; write
- * and atomic need the MR's local write (C10-74, IBA 10.6.7.2.1); the MR's
- * own remote rights do not limit the window. Local write is ignored;
- * zero-based windows and any other bit are refused. On success the window
- * holds a reference on the MR until it is invalidated or deallocated, and
- * its rkey is new_rkey.
+ * wqe->bind.mw_rkey must be the window's current rkey; new_rkey must keep
+ * its index bits (only the low 8 bits are the consumer's) and becomes the
+ * window's rkey, so the previous rkey stops resolving. A type 2 window
+ * must be free (o10-37.2.30: a bound one is invalidated, not rebound) and
+ * length must not be 0 (o10-37.2.40). A type 1 window may be free or
+ * bound: a bind replaces the binding, and a bind of length 0 unbinds it
+ * (mr_lkey is then ignored). The window and the MR named by mr_lkey must
+ * belong to @pd (C10-72); the MR must be valid, grant IB_ACCESS_MW_BIND
+ * (C10-73) and contain [addr, addr + length) (C10-75). access may ask for
+ * remote read, write and atomic; write and atomic need the MR's local
+ * write (C10-74, IBA 10.6.7.2.1); the MR's own remote rights do not limit
+ * the window. Local write is ignored; zero-based windows (never allowed
+ * for type 1, o10-36.2.2; not supported for type 2) and any other bit are
+ * refused. A bound window holds a reference on its MR until it is
+ * unbound, invalidated, bound elsewhere or deallocated. A failed bind
+ * changes nothing.
  *
  * Context: the QP's work item (any context; no sleeping).
- * Return: 0; -EINVAL for an unknown or stale window rkey, a window not
- * free, a new_rkey with other index bits, zero length, unsupported access
- * bits, an unknown, stale or invalid MR lkey (or one being deregistered);
- * -EACCES for a PD mismatch, an MR without MW_BIND, or write/atomic on an
- * MR without local write; -ERANGE if the range is not inside the MR.
+ * Return: 0; -EINVAL for an unknown or stale window rkey, a type other
+ * than the flag says, a type 2 window not free, a new_rkey with other
+ * index bits, zero length on a type 2 window, unsupported access bits, an
+ * unknown, stale or invalid MR lkey (or one being deregistered); -EACCES
+ * for a PD mismatch, an MR without MW_BIND, or write/atomic on an MR
+ * without local write; -ERANGE if the range is not inside the MR.
  */
 int scire_mw_bind(struct scire_pd *pd, const struct scire_send_wqe *wqe)
 {
 	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	bool type1 = wqe->flags & SCIRE_WQE_F_MW_TYPE1;
 	u32 mw_rkey = wqe->bind.mw_rkey;
 	u32 new_rkey = wqe->bind.new_rkey;
 	u64 addr = wqe->bind.addr;
 	u64 length = wqe->bind.length;
 	u32 access = wqe->bind.access;
+	struct scire_mr *mr = NULL, *old = NULL;
 	struct scire_mw_entry *ent;
-	struct scire_mr *mr;
 	unsigned long flags;
 	void *entry;
 	int ret;
 
-	if (new_rkey >> 8 != mw_rkey >> 8 || !length ||
+	if (new_rkey >> 8 != mw_rkey >> 8 || (!length && !type1) ||
 	    (access & ~SCIRE_MW_ACCESS))
 		return -EINVAL;
 	access &= SCIRE_ACCESS_REMOTE;
 
-	mr = scire_mr_lookup(pd, wqe->bind.mr_lkey, false, addr, length,
-			     IB_ACCESS_MW_BIND);
-	if (IS_ERR(mr))
-		return PTR_ERR(mr);
-	if ((access & SCIRE_ACCESS_STORES) &&
-	    !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE)) {
-		ret = -EACCES;
-		goto err_put;
-	}
-	/* Negative once dereg has begun: it must not find a window later. */
-	if (!atomic_inc_unless_negative(&mr->num_mw)) {
-		ret = -EINVAL;
-		goto err_put;
+	if (length) {
+		mr = scire_mr_lookup(pd, wqe->bind.mr_lkey, false, addr, length,
+				     IB_ACCESS_MW_BIND);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		if ((access & SCIRE_ACCESS_STORES) &&
+		    !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE)) {
+			ret = -EACCES;
+			goto err_put;
+		}
+		/* Negative once dereg has begun: it must not find a window later. */
+		if (!atomic_inc_unless_negative(&mr->num_mw)) {
+			ret = -EINVAL;
+			goto err_put;
+		}
+	} else {
+		addr = 0;
+		access = 0;
 	}
 
 	rcu_read_lock();
@@ -1272,28 +1301,37 @@ int scire_mw_bind(struct scire_pd *pd, const struct scire_send_wqe *wqe)
 	}
 	ent = xa_untag_pointer(entry);
 	spin_lock_irqsave(&ent->lock, flags);
-	if (ent->state != SCIRE_MW_FREE || ent->rkey != mw_rkey) {
+	if (ent->rkey != mw_rkey || ent->state == SCIRE_MW_DEAD ||
+	    ent->type != (type1 ? IB_MW_TYPE_1 : IB_MW_TYPE_2) ||
+	    (!type1 && ent->state != SCIRE_MW_FREE)) {
 		ret = -EINVAL;
 	} else if (ent->pd != pd) {
 		ret = -EACCES;
 	} else {
+		old = ent->mr;
 		ent->rkey = new_rkey;
 		ent->mr = mr;
 		ent->addr = addr;
 		ent->length = length;
 		ent->access = access;
-		ent->state = SCIRE_MW_BOUND;
+		ent->state = mr ? SCIRE_MW_BOUND : SCIRE_MW_FREE;
 		ret = 0;
 	}
 	spin_unlock_irqrestore(&ent->lock, flags);
 	rcu_read_unlock();
-	if (!ret)
-		return 0;	/* the window keeps the MR reference */
+	if (!ret) {
+		/* The window keeps the new MR's reference, drops the old one's. */
+		if (old)
+			scire_mw_release_mr(old);
+		return 0;
+	}
 
 err_unbind:
-	atomic_dec(&mr->num_mw);
+	if (mr)
+		atomic_dec(&mr->num_mw);
 err_put:
-	scire_mr_put(mr);
+	if (mr)
+		scire_mr_put(mr);
 	return ret;
 }
 
