@@ -1174,6 +1174,9 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct scire_mr *scire_mr_get(struct scire_dev *sdev, u32 key);
 void scire_mr_put(struct scire_mr *mr);
+struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *scire_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int scire_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

@@ -728,24 +728,32 @@ struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-/* Record one struct page per PAGE_SIZE of the pinned region. */
-static noinline int scire_mr_fill_pages(struct scire_mr *mr)
+/*
+ * Record one struct page per PAGE_SIZE of a pinned region in a new array
+ * (*@pagesp, @npages entries); nothing is allocated on failure.
+ */
+static noinline int scire_mr_fill_pages(struct ib_umem *umem,
+					struct page ***pagesp,
+					unsigned long npages)
 {
-	struct ib_umem *umem = mr->umem;
 	struct sg_page_iter iter;
+	struct page **pages;
 	unsigned long n = 0;
 
-	mr->npages = ib_umem_num_pages(umem);
-	mr->offset = ib_umem_offset(umem);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages)
+	pages = kvcalloc(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
-		if (WARN_ON_ONCE(n >= mr->npages))
-			return -EFAULT;
-		mr->pages[n++] = sg_page_iter_page(&iter);
+		if (WARN_ON_ONCE(n >= npages))
+			break;
+		pages[n++] = sg_page_iter_page(&iter);
 	}
-	return n == mr->npages ? 0 : -EFAULT;
+	if (n != npages) {
+		kvfree(pages);
+		return -EFAULT;
+	}
+	*pagesp = pages;
+	return 0;
 }
 
 ALLOW_ERROR_INJECTION(scire_mr_fill_pages, ERRNO);
@@ -791,7 +799,9 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		mr->umem = NULL;
 		goto err_free;
 	}
-	ret = scire_mr_fill_pages(mr);
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->offset = ib_umem_offset(mr->umem);
+	ret = scire_mr_fill_pages(mr->umem, &mr->pages, mr->npages);
 	if (ret)
 		goto err_free;
 
@@ -807,6 +817,126 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_free:
 	scire_mr_free(mr);
+	return ERR_PTR(ret);
+}
+
+/**
+ * scire_rereg_user_mr() - reregister a user MR in place (IBA 11.2.8.2,
+ * Reregister Memory Region; ibv_rereg_mr(3)).
+ * @ibmr: the MR, from scire_reg_user_mr().
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD, IB_MR_REREG_ACCESS, any
+ *	   combination (the core drops IB_MR_REREG_PD when @ibpd is the MR's).
+ * @start: IB_MR_REREG_TRANS: user virtual address of the new region.
+ * @length: IB_MR_REREG_TRANS: its bytes, 1..max_mr_size.
+ * @iova: IB_MR_REREG_TRANS: the address it is known by (the core has
+ *	  checked it lies at @start's offset in its page).
+ * @access: IB_MR_REREG_ACCESS: the new IB_ACCESS_* rights.
+ * @ibpd: the MR's PD from now on (its current one without IB_MR_REREG_PD).
+ * @udata: REREG_MR UHW: no fields.
+ *
+ * The lkey and rkey stay the same, so the core's response and rdma-core
+ * report the keys the MR already had; ibmr itself is kept (NULL return),
+ * and the core then records the new PD, iova and length in it. A new
+ * translation is pinned (ib_umem_get, as at registration) before anything
+ * changes; so is the old range again, writable, when new rights need local
+ * write and the pages were pinned read-only. Refused while memory windows
+ * are bound to the MR (binds are held off meanwhile). Then the key stops
+ * resolving, the call waits until no data-path user holds the MR any more
+ * (as dereg does), swaps translation, rights and PD, and makes the key
+ * valid again: a transfer that resolved the key before finishes on the
+ * old pages, which are unpinned only after it, and one that resolves it
+ * after sees only the new ones. Accesses that arrive in between fail as
+ * for an invalid key. On failure the MR is unchanged.
+ *
+ * Context: process context, may sleep; the core holds the MR's uobject
+ * for writing.
+ * Return: NULL (reregistered in place) or an ERR_PTR: -EINVAL for a
+ * non-user MR, a zero, too large or wrapping range, unknown access bits,
+ * remote write or atomic without local write, or a non-zero UHW request;
+ * -EOPNOTSUPP for unknown flags; -EBUSY if windows are bound to it;
+ * -EFAULT if the range is not mapped; -ENOMEM.
+ */
+struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct scire_mr *mr = to_smr(ibmr);
+	int new_access = flags & IB_MR_REREG_ACCESS ? access : mr->access;
+	struct ib_umem *umem = NULL, *old_umem = NULL;
+	struct page **pages = NULL, **old_pages = NULL;
+	unsigned long npages = 0;
+	bool pin;
+	u32 key;
+	int ret;
+
+	if (!scire_udata_in_ok(udata))
+		return ERR_PTR(-EINVAL);
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mr->type != SCIRE_MR_USER || !scire_mr_access_ok(new_access))
+		return ERR_PTR(-EINVAL);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (!length || length > SCIRE_MAX_MR_SIZE || iova + length < iova)
+			return ERR_PTR(-EINVAL);
+		pin = true;
+	} else {
+		/* Stores need the pages pinned writable. */
+		pin = (new_access & IB_ACCESS_LOCAL_WRITE) && !mr->umem->writable;
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+	}
+
+	if (pin) {
+		umem = ib_umem_get_va(ibmr->device, start, length, new_access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		npages = ib_umem_num_pages(umem);
+		ret = scire_mr_fill_pages(umem, &pages, npages);
+		if (ret)
+			goto err_release;
+	}
+
+	/* As dereg: -1 also holds off binds until the MR is valid again. */
+	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0) {
+		ret = -EBUSY;
+		goto err_release;
+	}
+	key = scire_mr_word_key(atomic64_read(&mr->state));
+	atomic64_set(&mr->state, scire_mr_word(key, SCIRE_MR_BUSY));
+	/* Give up the key table's reference and wait for every other. */
+	scire_mr_put(mr);
+	wait_for_completion(&mr->released);
+
+	if (pin) {
+		old_umem = mr->umem;
+		old_pages = mr->pages;
+		mr->umem = umem;
+		mr->pages = pages;
+		mr->npages = npages;
+		mr->offset = ib_umem_offset(umem);
+		mr->iova = iova;
+		mr->length = length;
+		mr->ibmr.iova = iova;
+		mr->ibmr.length = length;
+	}
+	mr->access = new_access;
+	/* The core stores it too, after this returns; lookups need it now. */
+	WRITE_ONCE(mr->ibmr.pd, ibpd);
+
+	reinit_completion(&mr->released);
+	refcount_set(&mr->ref, 1);
+	atomic64_set_release(&mr->state, scire_mr_word(key, SCIRE_MR_VALID));
+	atomic_set(&mr->num_mw, 0);
+
+	ib_umem_release(old_umem);
+	kvfree(old_pages);
+	return NULL;
+
+err_release:
+	kvfree(pages);
+	if (umem)
+		ib_umem_release(umem);
 	return ERR_PTR(ret);
 }
 
