@@ -971,9 +971,12 @@ static inline u32 scire_pkt_mtu(const struct scire_qp *qp,
 }
 
 /**
- * enum scire_mw_state - binding state of a type 2 memory window.
- * @SCIRE_MW_FREE:	allocated or invalidated: may be bound.
- * @SCIRE_MW_BOUND:	bound: its rkey resolves.
+ * enum scire_mw_state - binding state of a memory window.
+ * @SCIRE_MW_FREE:	allocated, invalidated (type 2) or bound with length 0
+ *			(type 1): may be bound.
+ * @SCIRE_MW_BOUND:	bound: its rkey resolves. A type 1 window may be
+ *			bound again from here; a type 2 window only after an
+ *			invalidation.
  * @SCIRE_MW_DEAD:	deallocated; only RCU readers may still see it.
  */
 enum scire_mw_state {
@@ -989,6 +992,7 @@ enum scire_mw_state {
  * this one until an RCU grace period has passed.
  * @lock:	serialises bind, invalidate, dealloc and lookups.
  * @state:	enum scire_mw_state.
+ * @type:	IB_MW_TYPE_1 or IB_MW_TYPE_2, fixed at allocation.
  * @rkey:	the window's current rkey; the index bits never change.
  * @pd:		the window's PD (compared, never dereferenced).
  * @mr:		BOUND: the MR it is bound to (held), else NULL.
@@ -1000,6 +1004,7 @@ enum scire_mw_state {
 struct scire_mw_entry {
 	spinlock_t lock;	/* see above */
 	enum scire_mw_state state;
+	enum ib_mw_type type;
 	u32 rkey;
 	struct scire_pd *pd;
 	struct scire_mr *mr;
@@ -1010,7 +1015,7 @@ struct scire_mw_entry {
 };
 
 /**
- * struct scire_mw - memory window (type 2, bound by a BIND_MW WQE).
+ * struct scire_mw - memory window (type 1 or 2, bound by a BIND_MW WQE).
  * @ibmw:	the core MW; must stay first.
  * @entry:	its key-table entry.
  */
@@ -1169,6 +1174,9 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct scire_mr *scire_mr_get(struct scire_dev *sdev, u32 key);
 void scire_mr_put(struct scire_mr *mr);
+struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *scire_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int scire_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

@@ -133,6 +133,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.query_qp = scire_query_qp,
 	.query_srq = scire_query_srq,
 	.reg_user_mr = scire_reg_user_mr_op,
+	.rereg_user_mr = scire_rereg_user_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	SCIRE_RESIZE_CQ_OP,
 

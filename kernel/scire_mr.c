@@ -357,8 +357,8 @@ static struct scire_mr *scire_mw_resolve(struct scire_mw_entry *ent,
  *	    accesses, IB_ACCESS_MW_BIND for a bind.
  *
  * The key must match exactly (generation byte included): an MR's lkey for
- * local access; for remote access an MR's rkey or the rkey of a bound type 2
- * memory window (IBA 10.6.7.2), whose range and rights then bound the access
+ * local access; for remote access an MR's rkey or the rkey of a bound memory
+ * window (IBA 10.6.7), whose range and rights then bound the access
  * and whose MR is returned. Window keys never resolve for local access. The
  * MR must be valid (a fast-reg MR is only between REG_MR and its
  * invalidation), belong to @pd (for a window: the window belongs to @pd),
@@ -786,24 +786,32 @@ struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-/* Record one struct page per PAGE_SIZE of the pinned region. */
-static noinline int scire_mr_fill_pages(struct scire_mr *mr)
+/*
+ * Record one struct page per PAGE_SIZE of a pinned region in a new array
+ * (*@pagesp, @npages entries); nothing is allocated on failure.
+ */
+static noinline int scire_mr_fill_pages(struct ib_umem *umem,
+					struct page ***pagesp,
+					unsigned long npages)
 {
-	struct ib_umem *umem = mr->umem;
 	struct sg_page_iter iter;
+	struct page **pages;
 	unsigned long n = 0;
 
-	mr->npages = ib_umem_num_pages(umem);
-	mr->offset = ib_umem_offset(umem);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages)
+	pages = kvcalloc(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
-		if (WARN_ON_ONCE(n >= mr->npages))
-			return -EFAULT;
-		mr->pages[n++] = sg_page_iter_page(&iter);
+		if (WARN_ON_ONCE(n >= npages))
+			break;
+		pages[n++] = sg_page_iter_page(&iter);
 	}
-	return n == mr->npages ? 0 : -EFAULT;
+	if (n != npages) {
+		kvfree(pages);
+		return -EFAULT;
+	}
+	*pagesp = pages;
+	return 0;
 }
 
 ALLOW_ERROR_INJECTION(scire_mr_fill_pages, ERRNO);
@@ -849,7 +857,9 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		mr->umem = NULL;
 		goto err_free;
 	}
-	ret = scire_mr_fill_pages(mr);
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->offset = ib_umem_offset(mr->umem);
+	ret = scire_mr_fill_pages(mr->umem, &mr->pages, mr->npages);
 	if (ret)
 		goto err_free;
 
@@ -865,6 +875,126 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_free:
 	scire_mr_free(mr);
+	return ERR_PTR(ret);
+}
+
+/**
+ * scire_rereg_user_mr() - reregister a user MR in place (IBA 11.2.8.2,
+ * Reregister Memory Region; ibv_rereg_mr(3)).
+ * @ibmr: the MR, from scire_reg_user_mr().
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD, IB_MR_REREG_ACCESS, any
+ *	   combination (the core drops IB_MR_REREG_PD when @ibpd is the MR's).
+ * @start: IB_MR_REREG_TRANS: user virtual address of the new region.
+ * @length: IB_MR_REREG_TRANS: its bytes, 1..max_mr_size.
+ * @iova: IB_MR_REREG_TRANS: the address it is known by (the core has
+ *	  checked it lies at @start's offset in its page).
+ * @access: IB_MR_REREG_ACCESS: the new IB_ACCESS_* rights.
+ * @ibpd: the MR's PD from now on (its current one without IB_MR_REREG_PD).
+ * @udata: REREG_MR UHW: no fields.
+ *
+ * The lkey and rkey stay the same, so the core's response and rdma-core
+ * report the keys the MR already had; ibmr itself is kept (NULL return),
+ * and the core then records the new PD, iova and length in it. A new
+ * translation is pinned (ib_umem_get, as at registration) before anything
+ * changes; so is the old range again, writable, when new rights need local
+ * write and the pages were pinned read-only. Refused while memory windows
+ * are bound to the MR (binds are held off meanwhile). Then the key stops
+ * resolving, the call waits until no data-path user holds the MR any more
+ * (as dereg does), swaps translation, rights and PD, and makes the key
+ * valid again: a transfer that resolved the key before finishes on the
+ * old pages, which are unpinned only after it, and one that resolves it
+ * after sees only the new ones. Accesses that arrive in between fail as
+ * for an invalid key. On failure the MR is unchanged.
+ *
+ * Context: process context, may sleep; the core holds the MR's uobject
+ * for writing.
+ * Return: NULL (reregistered in place) or an ERR_PTR: -EINVAL for a
+ * non-user MR, a zero, too large or wrapping range, unknown access bits,
+ * remote write or atomic without local write, or a non-zero UHW request;
+ * -EOPNOTSUPP for unknown flags; -EBUSY if windows are bound to it;
+ * -EFAULT if the range is not mapped; -ENOMEM.
+ */
+struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct scire_mr *mr = to_smr(ibmr);
+	int new_access = flags & IB_MR_REREG_ACCESS ? access : mr->access;
+	struct ib_umem *umem = NULL, *old_umem = NULL;
+	struct page **pages = NULL, **old_pages = NULL;
+	unsigned long npages = 0;
+	bool pin;
+	u32 key;
+	int ret;
+
+	if (!scire_udata_in_ok(udata))
+		return ERR_PTR(-EINVAL);
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mr->type != SCIRE_MR_USER || !scire_mr_access_ok(new_access))
+		return ERR_PTR(-EINVAL);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (!length || length > SCIRE_MAX_MR_SIZE || iova + length < iova)
+			return ERR_PTR(-EINVAL);
+		pin = true;
+	} else {
+		/* Stores need the pages pinned writable. */
+		pin = (new_access & IB_ACCESS_LOCAL_WRITE) && !mr->umem->writable;
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+	}
+
+	if (pin) {
+		umem = ib_umem_get_va(ibmr->device, start, length, new_access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		npages = ib_umem_num_pages(umem);
+		ret = scire_mr_fill_pages(umem, &pages, npages);
+		if (ret)
+			goto err_release;
+	}
+
+	/* As dereg: -1 also holds off binds until the MR is valid again. */
+	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0) {
+		ret = -EBUSY;
+		goto err_release;
+	}
+	key = scire_mr_word_key(atomic64_read(&mr->state));
+	atomic64_set(&mr->state, scire_mr_word(key, SCIRE_MR_BUSY));
+	/* Give up the key table's reference and wait for every other. */
+	scire_mr_put(mr);
+	wait_for_completion(&mr->released);
+
+	if (pin) {
+		old_umem = mr->umem;
+		old_pages = mr->pages;
+		mr->umem = umem;
+		mr->pages = pages;
+		mr->npages = npages;
+		mr->offset = ib_umem_offset(umem);
+		mr->iova = iova;
+		mr->length = length;
+		mr->ibmr.iova = iova;
+		mr->ibmr.length = length;
+	}
+	mr->access = new_access;
+	/* The core stores it too, after this returns; lookups need it now. */
+	WRITE_ONCE(mr->ibmr.pd, ibpd);
+
+	reinit_completion(&mr->released);
+	refcount_set(&mr->ref, 1);
+	atomic64_set_release(&mr->state, scire_mr_word(key, SCIRE_MR_VALID));
+	atomic_set(&mr->num_mw, 0);
+
+	ib_umem_release(old_umem);
+	kvfree(old_pages);
+	return NULL;
+
+err_release:
+	kvfree(pages);
+	if (umem)
+		ib_umem_release(umem);
 	return ERR_PTR(ret);
 }
 
@@ -1067,7 +1197,12 @@ static void scire_mw_release_mr(struct scire_mr *mr)
 	scire_mr_put(mr);
 }
 
-/* LOCAL_INV / SEND_WITH_INV of a window; called under RCU. */
+/*
+ * LOCAL_INV / SEND_WITH_INV of a window; called under RCU. A type 1 window
+ * is unbound only by a zero-length bind or its deallocation (IBA 10.6.7.1;
+ * ibv_alloc_mw(3)): naming its rkey here is refused with -EPERM, and the
+ * window stays bound.
+ */
 static int scire_mw_invalidate(struct scire_mw_entry *ent,
 			       struct scire_pd *pd, u32 rkey)
 {
@@ -1078,6 +1213,8 @@ static int scire_mw_invalidate(struct scire_mw_entry *ent,
 	spin_lock_irqsave(&ent->lock, flags);
 	if (ent->state != SCIRE_MW_BOUND || ent->rkey != rkey) {
 		ret = -EINVAL;
+	} else if (ent->type != IB_MW_TYPE_2) {
+		ret = -EPERM;
 	} else if (ent->pd != pd) {
 		ret = -EACCES;
 	} else {
@@ -1128,6 +1265,8 @@ static int scire_fast_mr_invalidate(struct scire_mr *mr, struct scire_pd *pd,
  *
  * Afterwards the key resolves to nothing until the MR is registered again
  * (REG_MR) or the window bound again (BIND_MW). A window releases its MR.
+ * Type 1 windows cannot be invalidated this way (IBA 10.6.7.1: only a
+ * zero-length bind or deallocation unbinds them).
  * Data-path users already holding the MR finish their current copy; their
  * next scire_mr_copy() on a fast-reg MR fails.
  *
@@ -1135,7 +1274,8 @@ static int scire_fast_mr_invalidate(struct scire_mr *mr, struct scire_pd *pd,
  * Return: 0; -EINVAL for an unknown or stale key, a key that is not valid
  * (already invalidated, never registered or bound), a user-registered or
  * DMA MR (these cannot be invalidated), or a remote invalidation of an MR
- * without remote rights; -EACCES if the MR or window belongs to another PD.
+ * without remote rights; -EACCES if the MR or window belongs to another PD;
+ * -EPERM for the rkey of a bound type 1 window (left bound).
  */
 int scire_mr_invalidate(struct scire_pd *pd, u32 key, bool remote)
 {
@@ -1187,16 +1327,21 @@ int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /**
- * scire_alloc_mw() - allocate a type 2 memory window (IBA 10.6.7.2).
+ * scire_alloc_mw() - allocate a memory window of type 1 or 2 (IBA 10.6.7.1,
+ * 10.6.7.2).
  * @ibmw: the core-allocated MW; its type and PD are set.
  * @udata: ALLOC_MW UHW: no fields.
  *
- * The window starts free, with an rkey from the MR key space (reported to
- * user space in ibmw->rkey); a BIND_MW WQE binds it (scire_mw_bind()).
- * Windows count against the same bound as MRs (SCIRE_MAX_MR keys).
+ * The window starts free (unbound), with an rkey from the MR key space
+ * (reported to user space in ibmw->rkey); a BIND_MW WQE binds it
+ * (scire_mw_bind()): for type 1 one that the Bind Memory Window verb
+ * (ibv_bind_mw()) posts, for type 2 a bind work request. Either type
+ * belongs to the PD; scire's type 2 windows are not tied to the QP that
+ * bound them. Windows count against the same bound as MRs (SCIRE_MAX_MR
+ * keys).
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a type 1 window; -EINVAL for a non-zero UHW
+ * Return: 0; -EOPNOTSUPP for another type; -EINVAL for a non-zero UHW
  * request; -ENOMEM.
  */
 int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
@@ -1206,7 +1351,7 @@ int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	u32 rkey;
 	int ret;
 
-	if (ibmw->type != IB_MW_TYPE_2)
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EOPNOTSUPP;
 	if (!scire_udata_in_ok(udata))
 		return -EINVAL;
@@ -1216,6 +1361,7 @@ int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -ENOMEM;
 	spin_lock_init(&ent->lock);
 	ent->state = SCIRE_MW_FREE;
+	ent->type = ibmw->type;
 	ent->pd = to_spd(ibmw->pd);
 	ret = scire_key_reserve(sdev, &rkey);
 	if (ret) {
@@ -1263,62 +1409,75 @@ int scire_dealloc_mw(struct ib_mw *ibmw)
 }
 
 /**
- * scire_mw_bind() - execute a BIND_MW WQE on a type 2 window (IBA 10.6.7.2).
+ * scire_mw_bind() - execute a BIND_MW WQE (IBA 10.6.7.1 type 1: the Bind
+ * Memory Window verb; 10.6.7.2 type 2: the bind work request).
  * @pd: the PD of the QP the WQE was posted to.
- * @wqe: the requester's kernel copy of the WQE; uses wqe->bind.
+ * @wqe: the requester's kernel copy of the WQE; uses wqe->bind and the
+ *	 SCIRE_WQE_F_MW_TYPE1 flag, which must match the window's type.
  *
- * wqe->bind.mw_rkey must be the window's current rkey and the window free
- * (o10-37.2.30: a bound type 2 window is invalidated, not rebound);
- * new_rkey must keep its index bits (only the low 8 bits are the
- * consumer's). The window and the MR named by mr_lkey must belong to @pd
- * (C10-72); the MR must be valid, grant IB_ACCESS_MW_BIND (C10-73) and
- * contain [addr, addr + length) (C10-75), and length must not be 0
- * (o10-37.2.40). access may ask for remote read, write and atomic; write
- * and atomic need the MR's local write (C10-74, IBA 10.6.7.2.1); the MR's
- * own remote rights do not limit the window. Local write is ignored;
- * zero-based windows and any other bit are refused. On success the window
- * holds a reference on the MR until it is invalidated or deallocated, and
- * its rkey is new_rkey.
+ * wqe->bind.mw_rkey must be the window's current rkey; new_rkey must keep
+ * its index bits (only the low 8 bits are the consumer's) and becomes the
+ * window's rkey, so the previous rkey stops resolving. A type 2 window
+ * must be free (o10-37.2.30: a bound one is invalidated, not rebound) and
+ * length must not be 0 (o10-37.2.40). A type 1 window may be free or
+ * bound: a bind replaces the binding, and a bind of length 0 unbinds it
+ * (mr_lkey is then ignored). The window and the MR named by mr_lkey must
+ * belong to @pd (C10-72); the MR must be valid, grant IB_ACCESS_MW_BIND
+ * (C10-73) and contain [addr, addr + length) (C10-75). access may ask for
+ * remote read, write and atomic; write and atomic need the MR's local
+ * write (C10-74, IBA 10.6.7.2.1); the MR's own remote rights do not limit
+ * the window. Local write is ignored; zero-based windows (never allowed
+ * for type 1, o10-36.2.2; not supported for type 2) and any other bit are
+ * refused. A bound window holds a reference on its MR until it is
+ * unbound, invalidated, bound elsewhere or deallocated. A failed bind
+ * changes nothing.
  *
  * Context: the QP's work item (any context; no sleeping).
- * Return: 0; -EINVAL for an unknown or stale window rkey, a window not
- * free, a new_rkey with other index bits, zero length, unsupported access
- * bits, an unknown, stale or invalid MR lkey (or one being deregistered);
- * -EACCES for a PD mismatch, an MR without MW_BIND, or write/atomic on an
- * MR without local write; -ERANGE if the range is not inside the MR.
+ * Return: 0; -EINVAL for an unknown or stale window rkey, a type other
+ * than the flag says, a type 2 window not free, a new_rkey with other
+ * index bits, zero length on a type 2 window, unsupported access bits, an
+ * unknown, stale or invalid MR lkey (or one being deregistered); -EACCES
+ * for a PD mismatch, an MR without MW_BIND, or write/atomic on an MR
+ * without local write; -ERANGE if the range is not inside the MR.
  */
 int scire_mw_bind(struct scire_pd *pd, const struct scire_send_wqe *wqe)
 {
 	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	bool type1 = wqe->flags & SCIRE_WQE_F_MW_TYPE1;
 	u32 mw_rkey = wqe->bind.mw_rkey;
 	u32 new_rkey = wqe->bind.new_rkey;
 	u64 addr = wqe->bind.addr;
 	u64 length = wqe->bind.length;
 	u32 access = wqe->bind.access;
+	struct scire_mr *mr = NULL, *old = NULL;
 	struct scire_mw_entry *ent;
-	struct scire_mr *mr;
 	unsigned long flags;
 	void *entry;
 	int ret;
 
-	if (new_rkey >> 8 != mw_rkey >> 8 || !length ||
+	if (new_rkey >> 8 != mw_rkey >> 8 || (!length && !type1) ||
 	    (access & ~SCIRE_MW_ACCESS))
 		return -EINVAL;
 	access &= SCIRE_ACCESS_REMOTE;
 
-	mr = scire_mr_lookup(pd, wqe->bind.mr_lkey, false, addr, length,
-			     IB_ACCESS_MW_BIND);
-	if (IS_ERR(mr))
-		return PTR_ERR(mr);
-	if ((access & SCIRE_ACCESS_STORES) &&
-	    !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE)) {
-		ret = -EACCES;
-		goto err_put;
-	}
-	/* Negative once dereg has begun: it must not find a window later. */
-	if (!atomic_inc_unless_negative(&mr->num_mw)) {
-		ret = -EINVAL;
-		goto err_put;
+	if (length) {
+		mr = scire_mr_lookup(pd, wqe->bind.mr_lkey, false, addr, length,
+				     IB_ACCESS_MW_BIND);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		if ((access & SCIRE_ACCESS_STORES) &&
+		    !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE)) {
+			ret = -EACCES;
+			goto err_put;
+		}
+		/* Negative once dereg has begun: it must not find a window later. */
+		if (!atomic_inc_unless_negative(&mr->num_mw)) {
+			ret = -EINVAL;
+			goto err_put;
+		}
+	} else {
+		addr = 0;
+		access = 0;
 	}
 
 	rcu_read_lock();
@@ -1330,28 +1489,37 @@ int scire_mw_bind(struct scire_pd *pd, const struct scire_send_wqe *wqe)
 	}
 	ent = xa_untag_pointer(entry);
 	spin_lock_irqsave(&ent->lock, flags);
-	if (ent->state != SCIRE_MW_FREE || ent->rkey != mw_rkey) {
+	if (ent->rkey != mw_rkey || ent->state == SCIRE_MW_DEAD ||
+	    ent->type != (type1 ? IB_MW_TYPE_1 : IB_MW_TYPE_2) ||
+	    (!type1 && ent->state != SCIRE_MW_FREE)) {
 		ret = -EINVAL;
 	} else if (ent->pd != pd) {
 		ret = -EACCES;
 	} else {
+		old = ent->mr;
 		ent->rkey = new_rkey;
 		ent->mr = mr;
 		ent->addr = addr;
 		ent->length = length;
 		ent->access = access;
-		ent->state = SCIRE_MW_BOUND;
+		ent->state = mr ? SCIRE_MW_BOUND : SCIRE_MW_FREE;
 		ret = 0;
 	}
 	spin_unlock_irqrestore(&ent->lock, flags);
 	rcu_read_unlock();
-	if (!ret)
-		return 0;	/* the window keeps the MR reference */
+	if (!ret) {
+		/* The window keeps the new MR's reference, drops the old one's. */
+		if (old)
+			scire_mw_release_mr(old);
+		return 0;
+	}
 
 err_unbind:
-	atomic_dec(&mr->num_mw);
+	if (mr)
+		atomic_dec(&mr->num_mw);
 err_put:
-	scire_mr_put(mr);
+	if (mr)
+		scire_mr_put(mr);
 	return ret;
 }
 

@@ -84,6 +84,12 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mcast_qp_attach = SCIRE_MAX_MCG_QP;
 	attr->max_total_mcast_qp_attach = SCIRE_MAX_MCG_ATTACH;
 	attr->atomic_cap = IB_ATOMIC_HCA;
+	/*
+	 * MEM_WINDOW: type 1 windows (IBA 10.6.7.1). Not MEM_WINDOW_TYPE_2A
+	 * or _2B: scire's type 2 windows are bound by a work request but
+	 * belong to the PD only; the responder does not tie them to the QP
+	 * that bound them, as 2A and 2B windows are (IBA 10.6.7.2).
+	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_RC_RNR_NAK_GEN |

@@ -85,6 +85,7 @@ VERBS_LEGACY_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 VERBS_LEGACY_CMD(ibv_create_cq, ib_uverbs_create_cq);
 VERBS_LEGACY_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 VERBS_LEGACY_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+VERBS_LEGACY_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 VERBS_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 VERBS_LEGACY_CMD(ibv_create_qp, ib_uverbs_create_qp);
 VERBS_EX_CMD(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
@@ -106,6 +107,7 @@ _Static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
 _Static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq size");
 _Static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq size");
 _Static_assert(sizeof(struct ibv_reg_mr) == 48, "ibv_reg_mr size");
+_Static_assert(sizeof(struct ibv_rereg_mr) == 56, "ibv_rereg_mr size");
 _Static_assert(sizeof(struct ibv_create_cq_ex) == 56, "ibv_create_cq_ex size");
 _Static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp size");
 _Static_assert(sizeof(struct ibv_create_qp_ex) == 88, "ibv_create_qp_ex size");
@@ -121,6 +123,7 @@ _Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16, "ex create_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_resize_cq_resp) == 8, "resize_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "reg_mr resp");
+_Static_assert(sizeof(struct ib_uverbs_rereg_mr_resp) == 8, "rereg_mr resp");
 _Static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32, "create_qp resp");
 _Static_assert(sizeof(struct ib_uverbs_ex_create_qp_resp) == 40, "ex create_qp resp");
 _Static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 16, "create_srq resp");
@@ -165,6 +168,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,

@@ -156,6 +156,28 @@ static struct ibv_mr *scire_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_rereg_mr(): the kernel reregisters the MR in place, keeping its lkey
+ * and rkey (which ibv_cmd_rereg_mr() copies back from the response); it
+ * refuses while memory windows are bound (EBUSY). The new virtual address
+ * is also the iova, as for ibv_reg_mr(). Flags other than translation, PD
+ * and access (IBV_REREG_MR_KEEP_VALID: keep the old registration valid on
+ * failure) are not offered. REREG_MR has no scire payload.
+ */
+static int scire_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+		      IBV_REREG_MR_CHANGE_ACCESS))
+		return EOPNOTSUPP;
+	return ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
+				(uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
+				&resp, sizeof(resp));
+}
+
 static int scire_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -207,6 +229,7 @@ static const struct verbs_context_ops scire_ctx_ops = {
 	.query_srq = scire_query_srq,
 	.reg_mr = scire_reg_mr,
 	.req_notify_cq = scire_req_notify_cq,
+	.rereg_mr = scire_rereg_mr,
 	.resize_cq = scire_resize_cq,
 };
 

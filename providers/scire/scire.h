@@ -197,6 +197,8 @@ int scire_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 /* scire_mw.c */
 struct ibv_mw *scire_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int scire_dealloc_mw(struct ibv_mw *mw);
+int scire_post_bind_mw1(struct ibv_qp *ibqp, struct ibv_mw *mw,
+			const struct ibv_mw_bind *bind);
 int scire_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind);
 

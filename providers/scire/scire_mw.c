@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libscire: memory windows. scire has type 2 windows only: they are
- * allocated here and bound by a BIND_MW work request on a QP
- * (ibv_post_send() with IBV_WR_BIND_MW, or ibv_wr_bind_mw()), which
- * scire_wqe.h encodes; invalidation is LOCAL_INV or SEND_WITH_INV.
+ * libscire: memory windows of type 1 and 2, allocated here. A type 2 window
+ * is bound by a BIND_MW work request on a QP (ibv_post_send() with
+ * IBV_WR_BIND_MW, or ibv_wr_bind_mw()) and invalidated by LOCAL_INV or
+ * SEND_WITH_INV. A type 1 window is bound by ibv_bind_mw(), which posts a
+ * BIND_MW WQE flagged for type 1 (scire_wqe.h), and unbound by a bind of
+ * length 0; it cannot be invalidated.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -19,12 +21,9 @@ struct ibv_mw *scire_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	struct ibv_mw *mw;
 	int ret;
 
-	/*
-	 * A type 1 window is bound by ibv_bind_mw(), which scire does not
-	 * offer: refuse it as unsupported. Any other number is no type.
-	 */
-	if (type != IBV_MW_TYPE_2) {
-		errno = type == IBV_MW_TYPE_1 ? EOPNOTSUPP : EINVAL;
+	/* Any other number is no type. */
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
 		return NULL;
 	}
 
@@ -55,13 +54,15 @@ int scire_dealloc_mw(struct ibv_mw *mw)
 }
 
 /*
- * ibv_bind_mw() is the type 1 bind: libibverbs hands us only windows of
- * type 1 and alloc_mw makes none, and for a type 2 window the call is not
- * valid at all (ibv_bind_mw(3)): EINVAL, as rdma-core's providers answer
- * for type 2.
+ * ibv_bind_mw(): the Bind Memory Window verb of a type 1 window (IBA
+ * 10.6.7.1). libibverbs has already refused other types and an MR of
+ * another PD than the window's. For a type 2 window the call is not valid
+ * (ibv_bind_mw(3)): EINVAL, also when called past libibverbs' check.
  */
 int scire_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind)
 {
-	return EINVAL;
+	if (!mw || !mw_bind || mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	return scire_post_bind_mw1(ibqp, mw, mw_bind);
 }

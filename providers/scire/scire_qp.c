@@ -180,6 +180,45 @@ int scire_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 }
 
 /*
+ * ibv_bind_mw() of a type 1 window: one BIND_MW WQE on the SQ, like a
+ * one-WR ibv_post_send(). On success the window's rkey is the new one at
+ * once (ibv_bind_mw(3): the caller restores the old one if the completion
+ * reports an error). Returns 0 or an errno: EINVAL (QP in RESET, a QP type
+ * that cannot bind, a bad request), ENOMEM (SQ full), EIO, or the
+ * doorbell's error once the WQE is posted.
+ */
+int scire_post_bind_mw1(struct ibv_qp *ibqp, struct ibv_mw *mw,
+			const struct ibv_mw_bind *bind)
+{
+	struct scire_qp *qp = to_scire_qp(ibqp);
+	struct scire_wq *sq = &qp->sq;
+	uint32_t new_rkey;
+	int64_t room;
+	int ret;
+
+	if (scire_qp_state(qp) == IBV_QPS_RESET)
+		return EINVAL;
+
+	pthread_spin_lock(&sq->lock);
+	room = scire_wq_room(sq, sq->prod);
+	if (room <= 0) {
+		ret = room ? EIO : ENOMEM;
+	} else {
+		ret = scire_wqe_from_bind1(scire_wq_slot(sq, sq->prod),
+					   &qp->sq_caps, mw, bind, &new_rkey);
+		if (!ret) {
+			mw->rkey = new_rkey;
+			sq->prod++;
+			scire_wq_publish(sq, sq->prod);
+		}
+	}
+	pthread_spin_unlock(&sq->lock);
+	if (ret)
+		return ret;
+	return scire_qp_doorbell(qp, SCIRE_DOORBELL_SQ);
+}
+
+/*
  * Post a list of receive work requests to an RQ or SRQ ring: as many as fit
  * and are valid, published together. Returns 0 or the errno of *bad_wr
  * (ENOMEM: ring full; EINVAL: bad SGE list; EIO: ring not ours any more);

@@ -331,6 +331,49 @@ static inline int scire_wqe_set_bind(struct scire_send_wqe *wqe,
 }
 
 /*
+ * Build the BIND_MW WQE of ibv_bind_mw() on a type 1 window (IBA 10.6.7.1):
+ * flagged SCIRE_WQE_F_MW_TYPE1, so the kernel binds only a type 1 window
+ * with it. The new rkey is the window's with the next key byte
+ * (ibv_inc_rkey()): every bind, an unbinding one included, makes the old
+ * rkey stale. Length 0 unbinds, and then the MR may be absent. Range,
+ * rights and PDs are the kernel's to check. EINVAL for a QP that cannot
+ * bind (UD), a window of another type, unknown send flags, or a non-zero
+ * length without an MR.
+ */
+static inline int scire_wqe_from_bind1(struct scire_send_wqe *wqe,
+				       const struct scire_sq_caps *caps,
+				       const struct ibv_mw *mw,
+				       const struct ibv_mw_bind *bind,
+				       uint32_t *new_rkey)
+{
+	const struct ibv_mw_bind_info *info = &bind->bind_info;
+	uint8_t flags;
+
+	if (!scire_op_allowed(caps, SCIRE_WQE_OP_BIND_MW))
+		return EINVAL;
+	if (!mw || mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	if ((bind->send_flags & IBV_SEND_INLINE) ||
+	    scire_wqe_flags(bind->send_flags, &flags))
+		return EINVAL;
+	if (info->length && !info->mr)
+		return EINVAL;
+	scire_wqe_init(wqe, SCIRE_WQE_OP_BIND_MW, flags | SCIRE_WQE_F_MW_TYPE1,
+		       bind->wr_id);
+	*new_rkey = ibv_inc_rkey(mw->rkey);
+	wqe->bind.mw_rkey = mw->rkey;
+	wqe->bind.new_rkey = *new_rkey;
+	if (info->length) {
+		wqe->bind.addr = info->addr;
+		wqe->bind.length = info->length;
+		wqe->bind.mr_lkey = info->mr->lkey;
+		/* IBV_ACCESS_* bits 0..5 have the kernel's IB_ACCESS_* values. */
+		wqe->bind.access = info->mw_access_flags;
+	}
+	return 0;
+}
+
+/*
  * Last check of a finished WQE, once its data setters have run: an atomic
  * needs its one 8-byte destination buffer.
  */

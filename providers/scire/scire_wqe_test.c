@@ -270,6 +270,56 @@ static void test_bind_mw(void)
 	CHECK_EQ(encode(&rc_caps, &wr), EINVAL);
 }
 
+/* ibv_bind_mw() of a type 1 window: the flagged WQE, next key byte. */
+static void test_bind_mw1(void)
+{
+	static const struct scire_sq_caps ud_caps = { .max_sge = 4, .ud = true };
+	struct ibv_mr mr = { .lkey = 0x4243 };
+	struct ibv_mw mw = { .rkey = 0x00abcdff, .type = IBV_MW_TYPE_1 };
+	struct ibv_mw_bind b = {
+		.wr_id = 5, .send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE,
+		.bind_info = { .mr = &mr, .addr = 0x6000, .length = 0x40,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_READ },
+	};
+	uint32_t rkey = 0;
+
+	memset(slot.b, 0xa5, sizeof(slot.b));
+	CHECK_EQ(scire_wqe_from_bind1(&slot.wqe, &rc_caps, &mw, &b, &rkey), 0);
+	CHECK_EQ(rkey, 0x00abcd00);				/* the key byte wraps */
+	CHECK_EQ(u64_at(slot.b, 0), 5);
+	CHECK_EQ(u8_at(slot.b, 8), 9);				/* BIND_MW */
+	CHECK_EQ(u8_at(slot.b, 9), 1 | 8 | 16);			/* SIGNALED|FENCE|MW_TYPE1 */
+	CHECK_EQ(u8_at(slot.b, 10), 0);
+	CHECK_EQ(u64_at(slot.b, 24), 0x6000);
+	CHECK_EQ(u64_at(slot.b, 32), 0x40);
+	CHECK_EQ(u32_at(slot.b, 40), 0x00abcdff);
+	CHECK_EQ(u32_at(slot.b, 44), 0x00abcd00);
+	CHECK_EQ(u32_at(slot.b, 48), 0x4243);
+	CHECK_EQ(u32_at(slot.b, 52), 4);			/* IB_ACCESS_REMOTE_READ */
+	check_reserved();
+
+	/* Length 0 unbinds: no MR needed, range and rights zero. */
+	b.bind_info.mr = NULL;
+	b.bind_info.length = 0;
+	memset(slot.b, 0xa5, sizeof(slot.b));
+	CHECK_EQ(scire_wqe_from_bind1(&slot.wqe, &uc_caps, &mw, &b, &rkey), 0);
+	CHECK_EQ(u64_at(slot.b, 24), 0);
+	CHECK_EQ(u64_at(slot.b, 32), 0);
+	CHECK_EQ(u32_at(slot.b, 48), 0);
+	CHECK_EQ(u32_at(slot.b, 52), 0);
+
+	/* A length needs an MR; UD cannot bind; type 2 is not this verb. */
+	b.bind_info.length = 1;
+	CHECK_EQ(scire_wqe_from_bind1(&slot.wqe, &rc_caps, &mw, &b, &rkey), EINVAL);
+	b.bind_info.mr = &mr;
+	CHECK_EQ(scire_wqe_from_bind1(&slot.wqe, &ud_caps, &mw, &b, &rkey), EINVAL);
+	b.send_flags = IBV_SEND_INLINE;
+	CHECK_EQ(scire_wqe_from_bind1(&slot.wqe, &rc_caps, &mw, &b, &rkey), EINVAL);
+	b.send_flags = 0;
+	mw.type = IBV_MW_TYPE_2;
+	CHECK_EQ(scire_wqe_from_bind1(&slot.wqe, &rc_caps, &mw, &b, &rkey), EINVAL);
+}
+
 static void test_inline(void)
 {
 	uint8_t a[40], b[24];
@@ -515,6 +565,7 @@ int main(void)
 	test_atomic_write();
 	test_local_inv();
 	test_bind_mw();
+	test_bind_mw1();
 	test_inline();
 	test_bad_requests();
 	test_ud();

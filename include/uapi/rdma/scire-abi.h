@@ -267,6 +267,7 @@ enum scire_wqe_flags {
 	SCIRE_WQE_F_SOLICITED	= 1 << 1,	/* set SE on the last packet */
 	SCIRE_WQE_F_INLINE	= 1 << 2,	/* inline_len bytes follow the header */
 	SCIRE_WQE_F_FENCE	= 1 << 3,	/* wait for earlier READs/atomics */
+	SCIRE_WQE_F_MW_TYPE1	= 1 << 4,	/* BIND_MW: ibv_bind_mw() of a type 1 window */
 };
 
 /*
@@ -288,7 +289,11 @@ enum scire_wqe_flags {
  *		The responder checks the address's alignment (IBA 1.5,
  *		RDMA ATOMIC WRITE).
  * @bind:	BIND_MW: the window's handle-side rkey and new rkey, the MR
- *		(lkey) it is bound to, range and access.
+ *		(lkey) it is bound to, range and access. With
+ *		SCIRE_WQE_F_MW_TYPE1 it is the Bind Memory Window verb on a
+ *		type 1 window (length 0 unbinds it, mr_lkey is then ignored);
+ *		without, the bind work request on a type 2 window. The flag
+ *		must match the window's type.
  * @reg:	REG_MR (kernel only): the struct scire_mr, its new key and
  *		access.
  * @ud:		UD and GSI QPs (SEND and SEND_IMM only; the message must fit
