@@ -39,7 +39,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/ib/*.c kern
 	   include/uapi/rdma/scire-abi.h include/uapi/rdma/scire-scif-abi.h
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
-	clean bench kernel-debug check-debug deb check-packages check-pair-rxe \
+	clean bench kernel-debug check-debug deb deb-one check-packages check-pair-rxe \
 	check-full check-trixie check-newest
 
 all: kernel user ktest
@@ -239,18 +239,42 @@ install: all
 # libscif0, libscif-dev. Built from a copy of the tree's files (git's view:
 # tracked and untracked, not ignored) in $(BUILD)/deb/scire-$(VERSION), so
 # the checkout itself is left alone; lintian's errors fail the target.
+# `make deb DISTRO=trixie` builds them for trixie instead, inside the
+# trixie root (chroot: trixie's debhelper, dkms, Meson and rdma-core 56),
+# into $(BUILD)/deb-trixie/: the provider package then depends on trixie's
+# libibverbs1 56 and refuses bookworm's 44, and the other way round.
 DEB_OUT	:= $(BUILD)/deb
+DEB_RUN	:=
+ifeq ($(DISTRO),trixie)
+DEB_OUT	:= $(BUILD)/deb-trixie
+DEB_RUN	:= $(CURDIR)/scripts/trixie-root run --bind $(abspath $(DEB_OUT))
+endif
 
+# `make deb` builds bookworm's and, when the trixie root is there, trixie's;
+# DISTRO=bookworm or DISTRO=trixie builds one.
 deb:
-	@command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || \
-		{ echo "scire: debhelper or dh-dkms missing: run sudo scripts/setup" >&2; exit 1; }
+ifeq ($(DISTRO),)
+	@$(MAKE) --no-print-directory deb-one
+	@if SCIRE_CACHE=$(CACHE) scripts/trixie-root check >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory deb-one DISTRO=trixie; \
+	else echo "scire: no trixie root (sudo scripts/trixie-root build): bookworm's packages only"; fi
+else
+	@$(MAKE) --no-print-directory deb-one
+endif
+
+deb-one:
+	@if [ -z "$(DEB_RUN)" ]; then \
+		command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || \
+		{ echo "scire: debhelper or dh-dkms missing: run sudo scripts/setup" >&2; exit 1; }; \
+	else SCIRE_CACHE=$(CACHE) scripts/trixie-root check || \
+		{ echo "scire: no trixie root: run sudo scripts/trixie-root build" >&2; exit 1; }; fi
 	@cl=$$(dpkg-parsechangelog -SVersion); [ "$$cl" = "$(VERSION)" ] || \
 		{ echo "scire: debian/changelog is at $$cl, dkms.conf at $(VERSION)" >&2; exit 1; }
 	rm -rf $(DEB_OUT)
 	mkdir -p $(DEB_OUT)/scire-$(VERSION)
 	git ls-files -co --exclude-standard | while read -r f; do [ ! -e "$$f" ] || echo "$$f"; done | \
 		tar -cf - -T - | tar -xf - -C $(DEB_OUT)/scire-$(VERSION)
-	cd $(DEB_OUT)/scire-$(VERSION) && dpkg-buildpackage -us -uc -b
+	cd $(DEB_OUT)/scire-$(VERSION) && $(DEB_RUN) dpkg-buildpackage -us -uc -b
 	rm -rf $(DEB_OUT)/scire-$(VERSION)
 	@if command -v lintian >/dev/null; then \
 		echo "lintian $(DEB_OUT)/*.changes"; \
