@@ -54,18 +54,15 @@ guid=0x$(tr -d : <"/sys/class/infiniband/$dev/node_guid")
 echo "ok: $dev is an InfiniBand port, DOWN without a neighbour, LID 0, node GUID $guid"
 
 # --- the SMA over directed-route SMPs ----------------------------------------
-# Every MAD tool names the port (-P 1): rdma-core 56's libibumad (trixie)
-# opens no port of a device whose ports are all DOWN unless one is named,
-# where 44's took the first.
-ni=$(smpquery -C "$dev" -P 1 -D nodeinfo 0) || fail "smpquery nodeinfo failed"
+ni=$(smpquery -C "$dev" -D nodeinfo 0) || fail "smpquery nodeinfo failed"
 [ "$(field NodeType "$ni")" = "Channel Adapter" ] || fail "NodeInfo is not a CA:"$'\n'"$ni"
 [ "$(field Guid "$ni")" = "$guid" ] || fail "NodeInfo Guid is not $guid:"$'\n'"$ni"
 [ "$(field PortGuid "$ni")" = "$guid" ] || fail "NodeInfo PortGuid is not $guid"
 [ "$(field NumPorts "$ni")" = 1 ] || fail "NodeInfo NumPorts is not 1:"$'\n'"$ni"
 [ "$(field LocalPort "$ni")" = 1 ] || fail "NodeInfo LocalPort is not 1:"$'\n'"$ni"
-nd=$(smpquery -C "$dev" -P 1 -D nodedesc 0) || fail "smpquery nodedesc failed"
+nd=$(smpquery -C "$dev" -D nodedesc 0) || fail "smpquery nodedesc failed"
 grep -q "scire $ifa" <<<"$nd" || fail "NodeDescription is not 'scire $ifa': $nd"
-pi=$(smpquery -C "$dev" -P 1 -D portinfo 0) || fail "smpquery portinfo failed"
+pi=$(smpquery -C "$dev" -D portinfo 0) || fail "smpquery portinfo failed"
 [ "$(field LinkState "$pi")" = Down ] || fail "PortInfo LinkState is not Down:"$'\n'"$pi"
 [ "$(field PhysLinkState "$pi")" = Polling ] || fail "PortInfo PhysLinkState is not Polling:"$'\n'"$pi"
 [ "$(field Lid "$pi")" = 0 ] || fail "PortInfo Lid is not 0:"$'\n'"$pi"
@@ -74,7 +71,7 @@ echo "ok: NodeInfo, NodeDescription and PortInfo over directed route"
 # smp_status ATTR MOD: the status smpdump reports for a Get of ATTR.
 smp_status()
 {
-	smpdump -C "$dev" -P 1 -D 0 "$1" "$2" 2>&1 | sed -n 's/^SMP status: 0x\(.*\)/\1/p'
+	smpdump -C "$dev" -D 0 "$1" "$2" 2>&1 | sed -n 's/^SMP status: 0x\(.*\)/\1/p'
 }
 # The D bit (0x8000) is set in every directed-route response.
 [ "$(smp_status 0x15 5)" = 801c ] ||
@@ -86,9 +83,9 @@ smp_status()
 [ "$(smp_status 0x18 0)" = 800c ] ||
 	fail "VLArbitrationTable (VLArbCap 0): status $(smp_status 0x18 0), want 800c"
 # An invalid Set (LinkWidthEnabled 8X, not supported) changes nothing.
-out=$(ibportstate -C "$dev" -P 1 -D 0 1 width 4 2>&1) &&
+out=$(ibportstate -C "$dev" -D 0 1 width 4 2>&1) &&
 	fail "ibportstate width 4 (8X) succeeded:"$'\n'"$out"
-pi=$(smpquery -C "$dev" -P 1 -D portinfo 0)
+pi=$(smpquery -C "$dev" -D portinfo 0)
 [ "$(field LinkWidthEnabled "$pi")" = "1X or 4X" ] ||
 	fail "a refused Set changed LinkWidthEnabled to '$(field LinkWidthEnabled "$pi")'"
 echo "ok: bad attribute modifiers, unknown attributes and invalid Sets get their MAD status"
@@ -125,17 +122,17 @@ echo "ok: opensm assigned LID $lid, is the port's SM, made it ACTIVE; LID_CHANGE
 # M_Key protect bits 2: a Get without the key is dropped, with it answered.
 mkey_set()
 {
-	smpquery -C "$dev" -P 1 --m_key "$mkey" -D portinfo 0 | grep -q "^ProtectBits:\.*2"
+	smpquery -C "$dev" --m_key "$mkey" -D portinfo 0 | grep -q "^ProtectBits:\.*2"
 }
-wait_for 30 mkey_set || fail "opensm's M_Key never took: $(smpquery -C "$dev" -P 1 --m_key "$mkey" -D portinfo 0)"
-out=$(timeout 20 smpquery -C "$dev" -P 1 -D portinfo 0 2>&1) &&
+wait_for 30 mkey_set || fail "opensm's M_Key never took: $(smpquery -C "$dev" --m_key "$mkey" -D portinfo 0)"
+out=$(timeout 20 smpquery -C "$dev" -D portinfo 0 2>&1) &&
 	fail "a Get without the M_Key was answered:"$'\n'"$out"
-pi=$(smpquery -C "$dev" -P 1 --m_key "$mkey" -D portinfo 0) ||
+pi=$(smpquery -C "$dev" --m_key "$mkey" -D portinfo 0) ||
 	fail "a Get with the M_Key failed"
 [ "$(field MkeyViolations "$pi")" -ge 1 ] ||
 	fail "MkeyViolations did not count the Get without the key:"$'\n'"$pi"
 # LID-routed, to the port's own LID: QP0 loops it back.
-ni=$(smpquery -C "$dev" -P 1 --m_key "$mkey" nodeinfo "$lid") ||
+ni=$(smpquery -C "$dev" --m_key "$mkey" nodeinfo "$lid") ||
 	fail "LID-routed NodeInfo to LID $lid failed"
 [ "$(field Guid "$ni")" = "$guid" ] || fail "LID-routed NodeInfo Guid is not $guid"
 echo "ok: M_Key protection (violations $(field MkeyViolations "$pi")); LID-routed SMP to LID $lid"
