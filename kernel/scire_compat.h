@@ -262,6 +262,18 @@ static inline void scire_sk_set_mc_loop(struct sock *sk)
 #define SCIRE_DEVICE_ATOMIC_WRITE	0
 #endif
 
+/*
+ * 6.2: the RDMA FLUSH rights (IBA 1.5) a QP and an MR may grant. scire
+ * does not execute FLUSH (a FLUSH request is NAKed as an unsupported
+ * opcode), but a QP may carry the rights, as on other devices: rdma-core's
+ * own tests set them on every RC QP.
+ */
+#ifdef SCIRE_HAVE_IB_ACCESS_FLUSH
+#define SCIRE_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define SCIRE_ACCESS_FLUSH	0
+#endif
+
 #ifdef SCIRE_HAVE_CREATE_CQ_ATTRS
 #define scire_cq_uarg uverbs_attr_bundle
 

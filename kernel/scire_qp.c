@@ -89,9 +89,10 @@
 #define SCIRE_RETRY_MAX		7	/* 3-bit retry and RNR retry counts */
 #define SCIRE_RNR_TIMER_MAX	31	/* 5-bit RNR NAK timer code */
 
-/* Responder access rights a QP may grant. */
+/* Responder access rights a QP may grant (the FLUSH ones: scire_compat.h). */
 #define SCIRE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+				 SCIRE_ACCESS_FLUSH)
 
 /* Send flags a kernel send WR may carry. */
 #define SCIRE_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
