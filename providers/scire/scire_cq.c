@@ -342,10 +342,10 @@ int scire_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * Drop every unpolled CQE of QP @qpn, keeping the others in order (the QP
- * went to RESET or was destroyed; IBA 10.3.1 leaves the CQ's contents to
- * the consumer only until then, and mlx5 cleans them too). Caller holds
- * cq->lock, so no poller or resize runs meanwhile.
+ * Drop every unpolled CQE of QP @qpn, keeping the others in order: the QP
+ * went to RESET or was destroyed, its work requests are gone, and mlx5
+ * (whose behaviour rdma-core's tests expect) removes their CQEs too. Caller
+ * holds cq->lock, so no poller or resize runs meanwhile.
  *
  * The kernel keeps producing CQEs of other QPs concurrently. It writes only
  * slots at or past the producer index, and only while they are below our
