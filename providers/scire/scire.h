@@ -156,6 +156,7 @@ int scire_destroy_cq(struct ibv_cq *ibcq);
 int scire_resize_cq(struct ibv_cq *ibcq, int cqe);
 int scire_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int scire_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+uint32_t scire_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 
 /* scire_qp.c */
 int scire_wq_setup(struct scire_context *ctx, struct scire_wq *wq,

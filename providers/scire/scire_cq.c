@@ -341,6 +341,63 @@ int scire_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * Drop every unpolled CQE of QP @qpn, keeping the others in order: the QP
+ * went to RESET or was destroyed, its work requests are gone, and mlx5
+ * (whose behaviour rdma-core's tests expect) removes their CQEs too. Caller
+ * holds cq->lock, so no poller or resize runs meanwhile.
+ *
+ * The kernel keeps producing CQEs of other QPs concurrently. It writes only
+ * slots at or past the producer index, and only while they are below our
+ * published consumer plus the ring size, so the slots between our consumer
+ * and a load-acquire snapshot of the producer are ours alone. Walk them from
+ * the newest back, copying each CQE out once and moving those we keep
+ * toward the producer end (the destination never lies below the source, so
+ * nothing unread is overwritten); the removed ones leave a gap at the
+ * consumer end, which we hand back by advancing the consumer index with a
+ * store-release: our reads and writes of the ring are complete before the
+ * kernel can reuse a freed slot. CQEs produced after the snapshot are
+ * untouched (a QP in RESET produces none). Returns the number removed.
+ */
+static uint32_t scire_cq_clean_locked(struct scire_cq *cq, uint32_t qpn)
+{
+	struct scire_cqe cqe;
+	uint32_t src, dst, end;
+	int64_t avail;
+
+	avail = scire_cq_avail(cq);
+	if (avail <= 0)
+		return 0;	/* empty, or not a ring of ours any more */
+	end = cq->cons + (uint32_t)avail;
+	dst = end;
+	for (src = end; src != cq->cons;) {
+		src--;
+		memcpy(&cqe, scire_cq_slot(cq, src), sizeof(cqe));
+		if (cqe.qp_num == qpn)
+			continue;
+		dst--;
+		if (dst != src)
+			memcpy((void *)scire_cq_slot(cq, dst), &cqe, sizeof(cqe));
+	}
+	if (dst == cq->cons)
+		return 0;
+	avail = dst - cq->cons;
+	cq->cons = dst;
+	scire_cq_publish_consumer(cq);
+	return (uint32_t)avail;
+}
+
+uint32_t scire_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct scire_cq *cq = to_scire_cq(ibcq);
+	uint32_t n;
+
+	pthread_spin_lock(&cq->lock);
+	n = scire_cq_clean_locked(cq, qpn);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
 int scire_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct scire_cq *cq = to_scire_cq(ibcq);

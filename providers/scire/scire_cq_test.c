@@ -219,12 +219,69 @@ static void test_poll_error(void)
 	CHECK_EQ(wc.wc_flags, 0);
 }
 
+/*
+ * Removing one QP's CQEs (scire_cq_clean(), after a move to RESET): the
+ * others stay in order, the consumer index advances by the number removed
+ * and is published, a CQE the kernel produces after the walk is kept, and
+ * indices that wrap the ring and the 32-bit counter work alike.
+ */
+static void test_clean(void)
+{
+	static const uint32_t starts[] = { 0, 3, 0xfffffffeU };
+	struct ibv_cq *ibcq = &cqx.cq.vcq.cq;
+	struct scire_cqe c = ud_recv_plain;
+	struct ibv_wc wc[CQ_ENTRIES];
+	size_t i;
+
+	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		uint32_t start = starts[i];
+
+		cq_setup();
+		cqx.cq.map.ring->producer = start;
+		cqx.cq.map.ring->consumer = start;
+		cqx.cq.cons = start;
+		/* A1 B1 A2 B2: remove A (qp 0x21), keep B (qp 0x22). */
+		c.qp_num = 0x21; c.wr_id = 1; cq_produce(&c);
+		c.qp_num = 0x22; c.wr_id = 2; cq_produce(&c);
+		c.qp_num = 0x21; c.wr_id = 3; cq_produce(&c);
+		c.qp_num = 0x22; c.wr_id = 4; cq_produce(&c);
+		CHECK_EQ(scire_cq_clean(ibcq, 0x21), 2);
+		CHECK_EQ(cqx.cq.cons, start + 2);
+		CHECK_EQ(cqx.cq.map.ring->consumer, start + 2);
+		/* The kernel reuses a freed slot for another QP. */
+		c.qp_num = 0x23; c.wr_id = 5; cq_produce(&c);
+		CHECK_EQ(scire_cq_clean(ibcq, 0x21), 0);
+		CHECK_EQ(scire_poll_cq(ibcq, CQ_ENTRIES, wc), 3);
+		CHECK_EQ(wc[0].wr_id, 2);
+		CHECK_EQ(wc[1].wr_id, 4);
+		CHECK_EQ(wc[2].wr_id, 5);
+		CHECK_EQ(wc[2].qp_num, 0x23);
+	}
+
+	/* Everything removed; then an empty CQ is left alone. */
+	cq_setup();
+	c.qp_num = 0x21;
+	cq_produce(&c);
+	cq_produce(&c);
+	CHECK_EQ(scire_cq_clean(ibcq, 0x21), 2);
+	CHECK_EQ(scire_poll_cq(ibcq, CQ_ENTRIES, wc), 0);
+	CHECK_EQ(scire_cq_clean(ibcq, 0x21), 0);
+	CHECK_EQ(cqx.cq.map.ring->consumer, 2);
+
+	/* A producer index no ring of ours can have: nothing is touched. */
+	cq_setup();
+	cqx.cq.map.ring->producer = CQ_ENTRIES + 1;
+	CHECK_EQ(scire_cq_clean(ibcq, 0x21), 0);
+	CHECK_EQ(cqx.cq.cons, 0);
+}
+
 int main(void)
 {
 	test_poll_ud();
 	test_cq_ex_ud();
 	test_ud_sl();
 	test_poll_error();
+	test_clean();
 	free(cqx.cq.map.ring);
 
 	return unit_result("CQE translation");

@@ -879,6 +879,20 @@ err_free:
 	return NULL;
 }
 
+/*
+ * The QP went to RESET or was destroyed: the kernel produces no more CQEs
+ * for it (both commands wait for its runs to end), and those still unpolled
+ * on its CQs describe work requests that no longer exist. Remove them, as
+ * mlx5 does, so a QP brought back from RESET does not report stale flushes.
+ */
+static void scire_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	if (ibqp->recv_cq)
+		scire_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		scire_cq_clean(ibqp->send_cq, ibqp->qp_num);
+}
+
 int scire_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct scire_qp *qp = to_scire_qp(ibqp);
@@ -903,6 +917,7 @@ int scire_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask
 		pthread_spin_lock(&qp->rq.lock);
 		scire_wq_reset(&qp->rq);
 		pthread_spin_unlock(&qp->rq.lock);
+		scire_qp_clean_cqs(ibqp);
 	}
 	return 0;
 }
@@ -926,6 +941,7 @@ int scire_destroy_qp(struct ibv_qp *ibqp)
 		return ret;	/* the QP stays usable */
 
 	/* The kernel no longer reads the rings; our mappings can go. */
+	scire_qp_clean_cqs(ibqp);
 	scire_wq_teardown(&qp->rq);
 	scire_wq_teardown(&qp->sq);
 	scire_qp_free(qp);
