@@ -25,6 +25,11 @@
 # that was attached to a multicast group is destroyed, even after a clean
 # leave (mckey alone shows it), which would fail this test for rxe's sake;
 # two of them also fail on rxe. They still run on scire.
+# Nor the mlx5-only tests (test_mlx5_*): on trixie (rdma-core 56, kernel
+# 6.12) python3 dies in several of them with SIGSEGV on rxe0 (after
+# pyverbs fails to close a CQ, say) and takes the rest of rxe's run with
+# it; on scire they skip (not an mlx5 device), and on rxe they would only
+# skip too.
 #
 # Environment: SCIRE_PYVERBS_TIMEOUT (seconds per whole run, default 270:
 # two runs must fit selftests/run's 600 s per test), SCIRE_PYVERBS_TEST_TIMEOUT
@@ -49,6 +54,7 @@ rxe_exclude=(
 	'tests.test_rdmacm.CMTestCase.test_rdmacm_async_multicast_traffic'
 	'tests.test_rdmacm.CMTestCase.test_rdmacm_async_ex_multicast_traffic'
 	'tests.test_rdmacm.CMTestCase.test_rdmacm_async_ex_leave_multicast_traffic'
+	'tests.test_mlx5_*'
 )
 
 [ -f "$src/run_tests.py" ] || fail "$src/run_tests.py missing (Debian package python3-pyverbs)"
