@@ -99,7 +99,7 @@ echo "host $SCIRE_HOST: $dev, eth0 $(tc qdisc show dev eth0 | head -n1)"
 # (pingpong and WRITE served by a, rping and READ by b), for make check's
 # time: both ends run the same transport over the same netem. With rxe on
 # a host the two transports differ, and each tool runs both ways, unless
-# SCIRE_LOSSY_WAYS=one (pair/90 in make check's scire-scire boot): then
+# SCIRE_LOSSY_WAYS=one: then
 # each runs once, served so that scire's transport does the recovering
 # against rxe's: scire serves the pingpong, rping (its requester READs and
 # WRITEs the rxe client's buffer) and ib_read_bw (its responder answers
