@@ -365,9 +365,9 @@ struct scire_ib_pma_base {
  * @key_count:	keys handed out so far; changed under @mr_xa's lock.
  * @cq_xa:	CQs by CQ number.
  * @cq_next:	cyclic allocation cursor for @cq_xa.
- * @qp_xa:	QPs by QP number (2..2^24-1; QP1 is the GSI QP). Readers
- *		from the wire look up under RCU and take a reference.
- * @qp_next:	cyclic allocation cursor for @qp_xa.
+ * @qp_xa:	QPs by QP number (2..2^24-1; QP1 is the GSI QP; each new
+ *		one the first free from a random number). Readers from the
+ *		wire look up under RCU and take a reference.
  * @srq_xa:	SRQs by SRQ number.
  * @srq_next:	cyclic allocation cursor for @srq_xa.
  * @ah_xa:	address handles by ah_num (1..2^32-1); changed and read
@@ -409,7 +409,6 @@ struct scire_dev {
 	struct xarray cq_xa;
 	u32 cq_next;
 	struct xarray qp_xa;
-	u32 qp_next;
 	struct xarray srq_xa;
 	u32 srq_next;
 	struct xarray ah_xa;

@@ -45,6 +45,7 @@
  */
 #include <linux/hash.h>
 #include <linux/log2.h>
+#include <linux/random.h>
 #include <linux/vmalloc.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
@@ -1654,9 +1655,19 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 						     SCIRE_QPN_SMI;
 		ret = xa_insert(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
+		/*
+		 * The QPN is half of what a blind attacker must guess to
+		 * inject into a connection (the PSN is the other): take the
+		 * first free number from a random point, not the next of a
+		 * counter a peer can read off its last connection.
+		 */
+		u32 next = SCIRE_QPN_MIN +
+			   reciprocal_scale(get_random_u32(),
+					    SCIRE_QPN_MAX - SCIRE_QPN_MIN + 1);
+
 		ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
 				      XA_LIMIT(SCIRE_QPN_MIN, SCIRE_QPN_MAX),
-				      &sdev->qp_next, GFP_KERNEL);
+				      &next, GFP_KERNEL);
 	}
 	if (ret < 0)
 		goto err_rq;

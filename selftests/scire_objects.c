@@ -4,7 +4,8 @@
  * objects on one scire device: device and port attributes, PDs, MRs
  * (access flags, keys, bad addresses and lengths, PD in use), CQs (sizes
  * up to max_cqe, which must take libfabric's 196608, resize, empty poll,
- * arming without completions) and a 1000-round
+ * arming without completions), QP numbers that are not a counter's
+ * (64 in a row, no two successive ones neighbours) and a 1000-round
  * create/destroy loop that must leave no mapping or fd behind.
  *
  * Expected errors are those of the verbs man pages and the 6.1 core:
@@ -415,6 +416,56 @@ static void check_leaks(struct ibv_context *ctx)
 	free(buf);
 }
 
+/*
+ * QP numbers are not a counter: 64 UD QPs created in a row get distinct
+ * numbers in 2..2^24-1 of which no two successive ones are neighbours
+ * (with numbers drawn at random that happens with a chance of about
+ * 64 * 2 / 2^24; a cyclic allocator makes every pair neighbours).
+ */
+static void check_qpn_random(struct ibv_context *ctx)
+{
+	enum { NQP = 64 };
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp[NQP] = {};
+	int i, j, adjacent = 0, ret;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!pd || !cq)
+		t_fatal("QPN check: alloc_pd/create_cq: %s", t_errname(errno));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	for (i = 0; i < NQP; i++) {
+		qp[i] = ibv_create_qp(pd, &init);
+		if (!qp[i])
+			t_fatal("QPN check: create_qp %d: %s", i, t_errname(errno));
+		if (qp[i]->qp_num < 2 || qp[i]->qp_num > 0xffffff)
+			t_fail("QPN check: QP %d has number %#x, outside 2..0xffffff",
+			       i, qp[i]->qp_num);
+		for (j = 0; j < i; j++)
+			if (qp[j]->qp_num == qp[i]->qp_num)
+				t_fail("QPN check: QPs %d and %d share number %#x",
+				       j, i, qp[i]->qp_num);
+		if (i && (qp[i]->qp_num == qp[i - 1]->qp_num + 1 ||
+			  qp[i]->qp_num + 1 == qp[i - 1]->qp_num))
+			adjacent++;
+	}
+	if (adjacent > 1)
+		t_fail("QPN check: %d of %d QPs created in a row got the neighbour of the previous one's number (%#x, %#x, %#x, ...): QPNs are predictable",
+		       adjacent, NQP - 1, qp[0]->qp_num, qp[1]->qp_num, qp[2]->qp_num);
+	for (i = 0; i < NQP; i++)
+		if ((ret = ibv_destroy_qp(qp[i])))
+			t_fail("QPN check: destroy_qp %d: %s", i, t_errname(ret));
+	if ((ret = ibv_destroy_cq(cq)) || (ret = ibv_dealloc_pd(pd)))
+		t_fail("QPN check: destroy_cq/dealloc_pd: %s", t_errname(ret));
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr attr;
@@ -444,6 +495,7 @@ int main(int argc, char **argv)
 	check_cq_sizes(ctx, &attr);
 	check_cq_ex(ctx);
 	check_cq_arm(ctx);
+	check_qpn_random(ctx);
 	check_leaks(ctx);
 
 	ret = ibv_close_device(ctx);
