@@ -352,29 +352,18 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *dev = NULL, *only = NULL;
-	int gid_index = -1, op, cond, ran = 0, ret, c;
+	struct t_rc_opts opt;
+	int op, cond, ran = 0, ret;
 	char name[64];
 
 	t_name = "scire_access";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "d:g:c:v")) != -1) {
-		switch (c) {
-		case 'd': dev = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		case 'c': only = optarg; break;
-		case 'v': verbose = 1; break;
-		default: dev = NULL; optind = argc + 1; break;
-		}
-	}
-	if (!dev || optind != argc) {
-		fprintf(stderr, "usage: %s -d DEV [-g GIDIDX] [-c CASE] [-v]\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
+	t_rc_args(argc, argv, 1, &opt);
+	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
 	t_rng_seed(t_fresh_seed());
 
-	ctx = t_open_path(dev, gid_index, &path);
+	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
 	if (!pd || !pd_other)
@@ -383,7 +372,7 @@ int main(int argc, char **argv)
 	for (op = 0; op < OP_N; op++) {
 		for (cond = 0; cond < C_N; cond++) {
 			snprintf(name, sizeof(name), "%s %s", op_name[op], cond_name[cond]);
-			if (only && !strstr(name, only))
+			if (opt.only && !strstr(name, opt.only))
 				continue;
 			if (verbose)
 				printf("case %s\n", name);
@@ -392,7 +381,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!ran)
-		t_fatal("no case matches '%s'", only);
+		t_fatal("no case matches '%s'", opt.only);
 
 	if ((ret = ibv_dealloc_pd(pd)) || (ret = ibv_dealloc_pd(pd_other)))
 		t_fail("dealloc_pd: %s", t_errname(ret));
@@ -400,6 +389,6 @@ int main(int argc, char **argv)
 		t_fail("close_device: %s", t_errname(ret));
 	if (t_failures)
 		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: %d cases\n", t_name, dev, ran);
+	printf("PASS: %s on %s: %d cases\n", t_name, opt.dev, ran);
 	return T_EXIT_PASS;
 }

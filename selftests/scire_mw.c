@@ -63,13 +63,6 @@ static long page;
 static uint8_t *tbuf, *snap;	/* the target buffer and what it should hold */
 static struct ibv_mr *tmr;	/* LOCAL_WRITE | MW_BIND, no remote right */
 
-struct pair {
-	struct ibv_cq *cq;
-	struct ibv_qp *a, *b;	/* a is the requester, b its peer */
-	uint8_t *lbuf;
-	struct ibv_mr *lmr;
-};
-
 static int want(const char *check)
 {
 	if (only && !strstr(check, only))
@@ -80,37 +73,8 @@ static int want(const char *check)
 	return 1;
 }
 
-static void pair_new(struct pair *p, struct ibv_pd *qpd)
-{
-	p->cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
-	if (!p->cq)
-		t_fatal("create_cq: %s", t_errname(errno));
-	p->a = t_rc_qp(qpd, p->cq, 8, 4);
-	p->b = t_rc_qp(qpd, p->cq, 8, 4);
-	t_rc_connect_pair(p->a, p->b, &path);
-	p->lbuf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->lbuf == MAP_FAILED)
-		t_fatal("mmap: %s", t_errname(errno));
-	p->lmr = ibv_reg_mr(qpd, p->lbuf, page, IBV_ACCESS_LOCAL_WRITE);
-	if (!p->lmr)
-		t_fatal("reg_mr (local buffer): %s", t_errname(errno));
-}
-
-static void pair_free(struct pair *p)
-{
-	int ret;
-
-	if ((ret = ibv_destroy_qp(p->a)) || (ret = ibv_destroy_qp(p->b)))
-		t_fatal("destroy_qp: %s", t_errname(ret));
-	if ((ret = ibv_destroy_cq(p->cq)))
-		t_fatal("destroy_cq: %s", t_errname(ret));
-	if ((ret = ibv_dereg_mr(p->lmr)))
-		t_fatal("dereg_mr (local buffer): %s", t_errname(ret));
-	munmap(p->lbuf, page);
-}
-
 /* Wait for one CQE; 0 (and a failure) if none came in 20 s. */
-static int cqe(const char *check, struct pair *p, struct ibv_wc *wc, const char *what)
+static int cqe(const char *check, struct t_rc_pair *p, struct ibv_wc *wc, const char *what)
 {
 	if (t_poll_one(p->cq, wc, t_now() + 20))
 		return 1;
@@ -132,10 +96,10 @@ static int bind1(const char *check, struct ibv_mw *mw, struct ibv_pd *qpd, struc
 	};
 	uint32_t old = mw->rkey;
 	struct ibv_wc wc;
-	struct pair p;
+	struct t_rc_pair p;
 	int ret;
 
-	pair_new(&p, qpd);
+	t_rc_pair_new(&p, qpd, &path);
 	ret = ibv_bind_mw(p.b, mw, &b);
 	if (ret) {
 		ret = -ret;
@@ -150,7 +114,7 @@ static int bind1(const char *check, struct ibv_mw *mw, struct ibv_pd *qpd, struc
 		if (wc.status != IBV_WC_SUCCESS)
 			mw->rkey = old;
 	}
-	pair_free(&p);
+	t_rc_pair_free(&p);
 	return ret;
 }
 
@@ -208,11 +172,11 @@ static void access_rkey(const char *check, int write, uint64_t addr, uint32_t rk
 		.wr = { .rdma = { .remote_addr = addr, .rkey = rkey } },
 	}, *bad;
 	struct ibv_wc wc;
-	struct pair p;
+	struct t_rc_pair p;
 	size_t i, first = 0, diff = 0;
 	int ret;
 
-	pair_new(&p, pd);
+	t_rc_pair_new(&p, pd, &path);
 	t_rand_fill(p.lbuf, page);
 	sge = (struct ibv_sge){ (uintptr_t)p.lbuf, len, p.lmr->lkey };
 	ret = ibv_post_send(p.a, &wr, &bad);
@@ -246,7 +210,7 @@ static void access_rkey(const char *check, int write, uint64_t addr, uint32_t rk
 	/* Put it back as it should be, so one failure does not cascade. */
 	memcpy(tbuf, snap, (size_t)TPAGES * page);
 out:
-	pair_free(&p);
+	t_rc_pair_free(&p);
 }
 
 static uint64_t mr_at(uint64_t off)
@@ -265,10 +229,10 @@ static void invalidate(const char *check, uint32_t rkey, int send_inv)
 	}, *bad;
 	struct ibv_recv_wr rwr = { .wr_id = 12, .sg_list = &sge, .num_sge = 1 }, *rbad;
 	struct ibv_wc wc;
-	struct pair p;
+	struct t_rc_pair p;
 	int ret;
 
-	pair_new(&p, pd);
+	t_rc_pair_new(&p, pd, &path);
 	sge = (struct ibv_sge){ (uintptr_t)p.lbuf, 64, p.lmr->lkey };
 	if (send_inv && (ret = ibv_post_recv(p.b, &rwr, &rbad)))
 		t_fatal("%s: post_recv: %s", check, t_errname(ret));
@@ -293,7 +257,7 @@ static void invalidate(const char *check, uint32_t rkey, int send_inv)
 			break;
 		}
 	}
-	pair_free(&p);
+	t_rc_pair_free(&p);
 }
 
 static void pass(const char *check, int fails)
@@ -308,8 +272,8 @@ static void pass(const char *check, int fails)
 
 int main(int argc, char **argv)
 {
-	const char *dev = NULL;
-	int gid_index = -1, ret, c;
+	struct t_rc_opts opt;
+	int ret;
 	struct ibv_mr *mr_nobind, *mr_ro, *big;
 	struct ibv_mw *mw, *mw2;
 	uint32_t rk1, rk2;
@@ -317,22 +281,12 @@ int main(int argc, char **argv)
 
 	t_name = "scire_mw";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "d:g:c:v")) != -1) {
-		switch (c) {
-		case 'd': dev = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		case 'c': only = optarg; break;
-		case 'v': verbose = 1; break;
-		default: dev = NULL; optind = argc + 1; break;
-		}
-	}
-	if (!dev || optind != argc) {
-		fprintf(stderr, "usage: %s -d DEV [-g GIDIDX] [-c CHECK] [-v]\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
+	t_rc_args(argc, argv, 1, &opt);
+	only = opt.only;
+	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
 	t_rng_seed(t_fresh_seed());
-	ctx = t_open_path(dev, gid_index, &path);
+	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
 	if (!pd || !pd_other)
@@ -444,12 +398,12 @@ int main(int argc, char **argv)
 		struct ibv_mw *mw_t2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 		struct ibv_mw_bind b = { .bind_info = { tmr, mr_at(0), 64, IBV_ACCESS_REMOTE_READ } };
 		struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW }, *bad;
-		struct pair p;
+		struct t_rc_pair p;
 		uint32_t before = mw->rkey;
 
 		if (!mw_t2)
 			t_fatal("wrong-type: alloc_mw(type 2): %s", t_errname(errno));
-		pair_new(&p, pd);
+		t_rc_pair_new(&p, pd, &path);
 		wr.bind_mw.mw = mw;
 		wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 		wr.bind_mw.bind_info = b.bind_info;
@@ -463,7 +417,7 @@ int main(int argc, char **argv)
 		if (ret != EINVAL)
 			t_fail("wrong-type: ibv_bind_mw() of a type 2 window returned %s, expected EINVAL",
 			       ret ? t_errname(ret) : "0");
-		pair_free(&p);
+		t_rc_pair_free(&p);
 		if ((ret = ibv_dealloc_mw(mw_t2)))
 			t_fail("wrong-type: dealloc_mw: %s", t_errname(ret));
 	}
@@ -497,6 +451,6 @@ int main(int argc, char **argv)
 		t_fatal("no check matches '%s'", only);
 	if (t_failures)
 		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: %d checks\n", t_name, dev, checks);
+	printf("PASS: %s on %s: %d checks\n", t_name, opt.dev, checks);
 	return T_EXIT_PASS;
 }

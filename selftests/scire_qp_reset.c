@@ -127,26 +127,16 @@ int main(int argc, char **argv)
 	struct ibv_qp *a, *b, *c, *d;
 	struct ibv_mr *mr_a, *mr_b;
 	char *buf_a, *buf_b;
-	const char *dev = NULL;
-	int gid_index = -1, ret, ch, i, seen_send = 0, seen_recv = 0;
+	struct t_rc_opts opt;
+	int ret, i, seen_send = 0, seen_recv = 0;
 	double deadline;
 
 	t_name = "scire_qp_reset";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((ch = getopt(argc, argv, "d:g:")) != -1) {
-		switch (ch) {
-		case 'd': dev = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		default: dev = NULL; optind = argc + 1; break;
-		}
-	}
-	if (!dev || optind != argc) {
-		fprintf(stderr, "usage: %s -d DEV [-g GIDIDX]\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
+	t_rc_args(argc, argv, 0, &opt);
 	t_rng_seed(t_fresh_seed());
 
-	ctx = t_open_path(dev, gid_index, &path);
+	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		t_fatal("alloc_pd: %s", t_errname(errno));
@@ -270,6 +260,6 @@ int main(int argc, char **argv)
 		t_fail("close_device: %s", t_errname(ret));
 	if (t_failures)
 		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: reset, destroy, traffic\n", t_name, dev);
+	printf("PASS: %s on %s: reset, destroy, traffic\n", t_name, opt.dev);
 	return T_EXIT_PASS;
 }

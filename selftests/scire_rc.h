@@ -13,6 +13,9 @@
 
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "scire_test.h"
 
@@ -343,6 +346,89 @@ static inline void t_rc_connect_pair(struct ibv_qp *a, struct ibv_qp *b,
 
 	t_rc_connect(a, b->qp_num, ba, ab, path);
 	t_rc_connect(b, a->qp_num, ab, ba, path);
+}
+
+/* --- a loopback pair with a local buffer -------------------------------------- */
+
+/*
+ * Two connected RC QPs of one PD on one CQ, and a page of local memory
+ * registered LOCAL_WRITE for the requester's SGEs: what the checks of
+ * scire_access, scire_mw and scire_rereg each take fresh, so that a
+ * check that moves a QP to the error state leaves nothing behind.
+ */
+struct t_rc_pair {
+	struct ibv_cq *cq;
+	struct ibv_qp *a, *b;	/* a is the requester, b its peer */
+	uint8_t *lbuf;		/* one page */
+	struct ibv_mr *lmr;	/* lbuf, LOCAL_WRITE */
+};
+
+static inline void t_rc_pair_new(struct t_rc_pair *p, struct ibv_pd *pd,
+				 const struct t_path *path)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	p->cq = ibv_create_cq(pd->context, 32, NULL, NULL, 0);
+	if (!p->cq)
+		t_fatal("create_cq: %s", t_errname(errno));
+	p->a = t_rc_qp(pd, p->cq, 8, 4);
+	p->b = t_rc_qp(pd, p->cq, 8, 4);
+	t_rc_connect_pair(p->a, p->b, path);
+	p->lbuf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->lbuf == MAP_FAILED)
+		t_fatal("mmap: %s", t_errname(errno));
+	p->lmr = ibv_reg_mr(pd, p->lbuf, page, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->lmr)
+		t_fatal("reg_mr (local buffer): %s", t_errname(errno));
+}
+
+static inline void t_rc_pair_free(struct t_rc_pair *p)
+{
+	int ret;
+
+	if ((ret = ibv_destroy_qp(p->a)) || (ret = ibv_destroy_qp(p->b)))
+		t_fatal("destroy_qp: %s", t_errname(ret));
+	if ((ret = ibv_destroy_cq(p->cq)))
+		t_fatal("destroy_cq: %s", t_errname(ret));
+	if ((ret = ibv_dereg_mr(p->lmr)))
+		t_fatal("dereg_mr (local buffer): %s", t_errname(ret));
+	munmap(p->lbuf, sysconf(_SC_PAGESIZE));
+}
+
+/* --- the command line -------------------------------------------------------- */
+
+/*
+ * -d DEV [-g GIDIDX], and with checks also [-c CHECK] [-v] (run only the
+ * checks whose name contains CHECK; say each check's name): the options
+ * of the RC test programs. Exits with T_EXIT_FAIL and a usage line on
+ * anything else.
+ */
+struct t_rc_opts {
+	const char *dev;
+	int gid_index;		/* -1: the first RoCEv2 IPv4 GID */
+	const char *only;
+	int verbose;
+};
+
+static inline void t_rc_args(int argc, char **argv, int checks, struct t_rc_opts *o)
+{
+	int c;
+
+	*o = (struct t_rc_opts){ .gid_index = -1 };
+	while ((c = getopt(argc, argv, checks ? "d:g:c:v" : "d:g:")) != -1) {
+		switch (c) {
+		case 'd': o->dev = optarg; break;
+		case 'g': o->gid_index = atoi(optarg); break;
+		case 'c': o->only = optarg; break;
+		case 'v': o->verbose = 1; break;
+		default: o->dev = NULL; optind = argc + 1; break;
+		}
+	}
+	if (!o->dev || optind != argc) {
+		fprintf(stderr, "usage: %s -d DEV [-g GIDIDX]%s\n", argv[0],
+			checks ? " [-c CHECK] [-v]" : "");
+		exit(T_EXIT_FAIL);
+	}
 }
 
 /* --- CQs -------------------------------------------------------------------- */

@@ -41,13 +41,6 @@ static const char *only;
 static int verbose, checks;
 static long page;
 
-struct pair {
-	struct ibv_cq *cq;
-	struct ibv_qp *a, *b;	/* a is the requester, b its peer */
-	uint8_t *lbuf;
-	struct ibv_mr *lmr;
-};
-
 /* A buffer and what it should hold. */
 struct tbuf {
 	uint8_t *p, *snap;
@@ -104,35 +97,6 @@ static void tbuf_check(const char *check, const char *what, struct tbuf *t)
 	memcpy(t->p, t->snap, BUFLEN);
 }
 
-static void pair_new(struct pair *p, struct ibv_pd *qpd)
-{
-	p->cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
-	if (!p->cq)
-		t_fatal("create_cq: %s", t_errname(errno));
-	p->a = t_rc_qp(qpd, p->cq, 8, 4);
-	p->b = t_rc_qp(qpd, p->cq, 8, 4);
-	t_rc_connect_pair(p->a, p->b, &path);
-	p->lbuf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->lbuf == MAP_FAILED)
-		t_fatal("mmap: %s", t_errname(errno));
-	p->lmr = ibv_reg_mr(qpd, p->lbuf, page, IBV_ACCESS_LOCAL_WRITE);
-	if (!p->lmr)
-		t_fatal("reg_mr (local buffer): %s", t_errname(errno));
-}
-
-static void pair_free(struct pair *p)
-{
-	int ret;
-
-	if ((ret = ibv_destroy_qp(p->a)) || (ret = ibv_destroy_qp(p->b)))
-		t_fatal("destroy_qp: %s", t_errname(ret));
-	if ((ret = ibv_destroy_cq(p->cq)))
-		t_fatal("destroy_cq: %s", t_errname(ret));
-	if ((ret = ibv_dereg_mr(p->lmr)))
-		t_fatal("dereg_mr (local buffer): %s", t_errname(ret));
-	munmap(p->lbuf, page);
-}
-
 /*
  * RDMA WRITE (len random bytes) or READ at addr with rkey, from a fresh
  * pair of QPs of qpd, into or from t (addr must lie in t unless the access
@@ -149,10 +113,10 @@ static void rdma(const char *check, struct ibv_pd *qpd, int write, struct tbuf *
 		.wr = { .rdma = { .remote_addr = addr, .rkey = rkey } },
 	}, *bad;
 	struct ibv_wc wc;
-	struct pair p;
+	struct t_rc_pair p;
 	int ret;
 
-	pair_new(&p, qpd);
+	t_rc_pair_new(&p, qpd, &path);
 	t_rand_fill(p.lbuf, page);
 	sge = (struct ibv_sge){ (uintptr_t)p.lbuf, len, p.lmr->lkey };
 	ret = ibv_post_send(p.a, &wr, &bad);
@@ -174,7 +138,7 @@ static void rdma(const char *check, struct ibv_pd *qpd, int write, struct tbuf *
 			       check, (unsigned long long)off);
 	}
 	usleep(20 * 1000);
-	pair_free(&p);
+	t_rc_pair_free(&p);
 	tbuf_check(check, write ? "target buffer after the WRITE" : "buffer after the READ", t);
 }
 
@@ -215,10 +179,10 @@ static void local_sge(const char *check, struct ibv_mr *mr, struct tbuf *to, str
 		.wr = { .rdma = { .remote_addr = (uintptr_t)to->p + 1000, .rkey = tomr->rkey } },
 	}, *bad;
 	struct ibv_wc wc;
-	struct pair p;
+	struct t_rc_pair p;
 	int ret;
 
-	pair_new(&p, pd);
+	t_rc_pair_new(&p, pd, &path);
 	ret = ibv_post_send(p.a, &wr, &bad);
 	if (ret)
 		t_fatal("%s: post: %s", check, t_errname(ret));
@@ -229,36 +193,26 @@ static void local_sge(const char *check, struct ibv_mr *mr, struct tbuf *to, str
 		       check, mr->lkey, ibv_wc_status_str(wc.status));
 	else
 		memcpy(to->snap + 1000, src, 256);
-	pair_free(&p);
+	t_rc_pair_free(&p);
 	tbuf_check(check, "target of the WRITE from the reregistered MR", to);
 }
 
 int main(int argc, char **argv)
 {
-	const char *dev = NULL;
-	int gid_index = -1, ret, c;
+	struct t_rc_opts opt;
+	int ret;
 	struct tbuf b1, b2, b3;
 	struct ibv_mr *mr, *peer;
 	struct ibv_mw *mw;
 
 	t_name = "scire_rereg";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "d:g:c:v")) != -1) {
-		switch (c) {
-		case 'd': dev = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		case 'c': only = optarg; break;
-		case 'v': verbose = 1; break;
-		default: dev = NULL; optind = argc + 1; break;
-		}
-	}
-	if (!dev || optind != argc) {
-		fprintf(stderr, "usage: %s -d DEV [-g GIDIDX] [-c CHECK] [-v]\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
+	t_rc_args(argc, argv, 1, &opt);
+	only = opt.only;
+	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
 	t_rng_seed(t_fresh_seed());
-	ctx = t_open_path(dev, gid_index, &path);
+	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
 	if (!pd || !pd_other)
@@ -361,7 +315,7 @@ int main(int argc, char **argv)
 				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
 		};
 		struct ibv_wc wc;
-		struct pair p;
+		struct t_rc_pair p;
 
 		mr = ibv_reg_mr(pd, b1.p, BUFLEN, RACC | IBV_ACCESS_MW_BIND);
 		mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
@@ -369,7 +323,7 @@ int main(int argc, char **argv)
 			t_fatal("mw-busy: reg_mr/alloc_mw: %s", t_errname(errno));
 		bind.bind_info.mr = mr;
 		bind.bind_info.addr = (uintptr_t)b1.p;
-		pair_new(&p, pd);
+		t_rc_pair_new(&p, pd, &path);
 		ret = ibv_bind_mw(p.b, mw, &bind);
 		if (ret || !t_poll_one(p.cq, &wc, t_now() + 20) || wc.status != IBV_WC_SUCCESS)
 			t_fatal("mw-busy: bind of a type 1 window failed: %s",
@@ -389,7 +343,7 @@ int main(int argc, char **argv)
 		if (ret || !t_poll_one(p.cq, &wc, t_now() + 20) || wc.status != IBV_WC_SUCCESS)
 			t_fatal("mw-busy: zero-length bind failed: %s",
 				ret ? t_errname(ret) : "error or no completion");
-		pair_free(&p);
+		t_rc_pair_free(&p);
 		if (rereg("mw-busy", mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ))
 			rdma("mw-busy", pd, 1, &b1, (uintptr_t)b1.p + 1024, mr->rkey, 64,
@@ -411,6 +365,6 @@ int main(int argc, char **argv)
 		t_fatal("no check matches '%s'", only);
 	if (t_failures)
 		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: %d checks\n", t_name, dev, checks);
+	printf("PASS: %s on %s: %d checks\n", t_name, opt.dev, checks);
 	return T_EXIT_PASS;
 }

@@ -192,26 +192,16 @@ static void case_exceeded(uint32_t len)
 int main(int argc, char **argv)
 {
 	static const uint32_t lens[] = { 16, MAX_LEN };
-	const char *dev = NULL;
-	int gid_index = -1, ret, c;
+	struct t_rc_opts opt;
+	int ret;
 	unsigned int i;
 
 	t_name = "scire_rnr";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "d:g:")) != -1) {
-		switch (c) {
-		case 'd': dev = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		default: dev = NULL; optind = argc + 1; break;
-		}
-	}
-	if (!dev || optind != argc) {
-		fprintf(stderr, "usage: %s -d DEV [-g GIDIDX]\n", argv[0]);
-		return T_EXIT_FAIL;
-	}
+	t_rc_args(argc, argv, 0, &opt);
 	t_rng_seed(t_fresh_seed());
 
-	ctx = t_open_path(dev, gid_index, &path);
+	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		t_fatal("alloc_pd: %s", t_errname(errno));
@@ -227,6 +217,6 @@ int main(int argc, char **argv)
 		t_fail("close_device: %s", t_errname(ret));
 	if (t_failures)
 		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: waits and exceeded, at 16 and %d bytes\n", t_name, dev, MAX_LEN);
+	printf("PASS: %s on %s: waits and exceeded, at 16 and %d bytes\n", t_name, opt.dev, MAX_LEN);
 	return T_EXIT_PASS;
 }
