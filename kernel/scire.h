@@ -479,6 +479,8 @@ struct scire_mmap_entry {
  * @cqn:	CQ number, the index in scire_dev.cq_xa.
  * @overflowed: a CQE was lost; the CQ is in error for good (IBA C11-32)
  *		and takes no more CQEs.
+ * @timestamp:	created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: each
+ *		CQE carries its completion time (struct scire_cqe.timestamp).
  * @event_cpu:	kernel CQs: the CPU of the completion vector, where events
  *		of a CQ polled from the core's workqueue are raised
  *		(scire_cq_event()); -1 for a user CQ.
@@ -497,6 +499,7 @@ struct scire_cq {
 	u32 producer;
 	u32 cqn;
 	bool overflowed;
+	bool timestamp;
 	int event_cpu;
 	atomic_t event_queued;
 	atomic_t event_inflight;

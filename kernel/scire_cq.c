@@ -174,15 +174,16 @@ void scire_cq_event_sync(struct scire_cq *cq)
 /**
  * scire_create_cq() - create a completion queue.
  * @ibcq: the core-allocated CQ.
- * @attr: requested entries (1..max_cqe), completion vector; no flags are
- *	  supported.
+ * @attr: requested entries (1..max_cqe), completion vector, and of the
+ *	  flags IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION only (libibverbs sets it
+ *	  for a CQ whose wc_flags ask for completion timestamps).
  * @uarg: the udata, or on kernels since 6.11 the attribute bundle holding
  *	  it (scire_compat.h). CREATE_CQ UHW: no request fields; the response
  *	  is struct scire_create_cq_resp. NULL for a kernel caller.
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a bad entry count, a non-zero UHW request or a
- * short response buffer; -EOPNOTSUPP for creation flags; -ENOMEM.
+ * short response buffer; -EOPNOTSUPP for another creation flag; -ENOMEM.
  */
 int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct scire_cq_uarg *uarg)
@@ -192,8 +193,9 @@ int scire_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct scire_cq *cq = to_scq(ibcq);
 	int ret;
 
-	if (attr->flags)
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
+	cq->timestamp = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	if (!scire_udata_in_ok(udata))
 		return -EINVAL;
 	ret = scire_cq_num_entries(attr->cqe, &cq->num_entries);
@@ -431,6 +433,9 @@ int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 
 	slot = cq->producer & (cq->num_entries - 1);
 	cq->ring->cqe[slot] = *cqe;
+	/* The device clock is CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz). */
+	if (cq->timestamp)
+		cq->ring->cqe[slot].timestamp = ktime_get_ns();
 	if (cq->qps)
 		cq->qps[slot] = qp;
 	cq->producer++;

@@ -85,6 +85,14 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_total_mcast_qp_attach = SCIRE_MAX_MCG_ATTACH;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	/*
+	 * Completion timestamps count CLOCK_MONOTONIC nanoseconds: a 1 GHz
+	 * "HCA clock" (hca_core_clock is in kHz) that never wraps, and the
+	 * clock user space reads without a system call, so the provider's
+	 * ibv_query_rt_values_ex() and its wallclock conversion need none.
+	 */
+	attr->hca_core_clock = 1000000;
+	attr->timestamp_mask = U64_MAX;
+	/*
 	 * MEM_WINDOW: type 1 windows (IBA 10.6.7.1). Not MEM_WINDOW_TYPE_2A
 	 * or _2B: scire's type 2 windows are bound by a work request but
 	 * belong to the PD only; the responder does not tie them to the QP

@@ -187,6 +187,7 @@ SCIRE_OPS_SLOT(post_srq_recv, 57);
 SCIRE_OPS_SLOT(query_device_ex, 58);
 SCIRE_OPS_SLOT(query_port, 60);
 SCIRE_OPS_SLOT(query_qp, 61);
+SCIRE_OPS_SLOT(query_rt_values, 63);
 SCIRE_OPS_SLOT(query_srq, 64);
 SCIRE_OPS_SLOT(reg_dmabuf_mr, 67);
 SCIRE_OPS_SLOT(reg_mr, 68);

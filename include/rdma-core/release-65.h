@@ -253,6 +253,7 @@ SCIRE_OPS_SLOT(query_device_ex, 69);
 SCIRE_OPS_SLOT(query_port, 71);
 SCIRE_OPS_SLOT(query_port_speed, 72);
 SCIRE_OPS_SLOT(query_qp, 73);
+SCIRE_OPS_SLOT(query_rt_values, 75);
 SCIRE_OPS_SLOT(query_srq, 76);
 SCIRE_OPS_SLOT(reg_dmabuf_mr, 81);
 SCIRE_OPS_SLOT(reg_mr, 82);

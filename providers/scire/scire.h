@@ -23,6 +23,7 @@
 
 /* The CQE and ring header layouts the provider was written against. */
 _Static_assert(sizeof(struct scire_cqe) == 64, "scire_cqe is 64 bytes");
+_Static_assert(offsetof(struct scire_cqe, timestamp) == 56, "scire_cqe.timestamp last");
 _Static_assert(sizeof(struct scire_cq_ring) == 3 * SCIRE_RING_LINE,
 	       "scire_cq_ring header is three lines");
 _Static_assert(offsetof(struct scire_cq_ring, consumer) == SCIRE_RING_LINE,

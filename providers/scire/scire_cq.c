@@ -545,11 +545,40 @@ static uint8_t scire_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return to_scire_cq_ex(ibcq)->cur.dlid_path_bits;
 }
 
+/*
+ * Completion timestamps: the kernel writes CLOCK_MONOTONIC nanoseconds
+ * into each CQE of a CQ created for them, which is the device's 1 GHz
+ * completion clock (hca_core_clock) as it is.
+ */
+static uint64_t scire_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return to_scire_cq_ex(ibcq)->cur.timestamp;
+}
+
+/*
+ * The same instant on CLOCK_REALTIME: shifted by the distance between the
+ * two clocks now (both read through the vDSO), so a step of the wall
+ * clock since the completion moves the result with it, as it would on a
+ * device that timestamps in its own clock.
+ */
+static uint64_t scire_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return to_scire_cq_ex(ibcq)->cur.timestamp +
+	       ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000LL +
+	       ((int64_t)real.tv_nsec - mono.tv_nsec);
+}
+
 #define SCIRE_CQ_EX_WC_FLAGS						\
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |			\
 	 IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |			\
 	 IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |			\
-	 IBV_WC_EX_WITH_DLID_PATH_BITS)
+	 IBV_WC_EX_WITH_DLID_PATH_BITS |					\
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |				\
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 /*
  * The polling API and the readers of the fields asked for (wc_flags,
@@ -578,6 +607,10 @@ static void scire_cq_ex_set_ops(struct ibv_cq_ex *ex, uint64_t wc_flags)
 		ex->read_sl = scire_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		ex->read_dlid_path_bits = scire_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		ex->read_completion_ts = scire_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		ex->read_completion_wallclock_ns = scire_read_completion_wallclock_ns;
 }
 
 struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
@@ -589,7 +622,7 @@ struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 	struct ibv_cq_ex *ex;
 	int ret;
 
-	/* No timestamps, VLAN, flow tag or tag matching in scire CQEs. */
+	/* No VLAN, flow tag or tag matching in scire CQEs. */
 	if (attr->wc_flags & ~(uint64_t)SCIRE_CQ_EX_WC_FLAGS) {
 		errno = EOPNOTSUPP;
 		return NULL;

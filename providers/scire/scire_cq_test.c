@@ -125,6 +125,7 @@ static void test_cq_ex_ud(void)
 	cq_setup();
 	scire_cq_ex_set_ops(ex, SCIRE_CQ_EX_WC_FLAGS);
 	c.imm_data = htonl(0x0badf00d);
+	c.timestamp = 1234567890123ULL;
 	cq_produce(&c);
 	cq_produce(&ud_recv_plain);
 
@@ -140,6 +141,8 @@ static void test_cq_ex_ud(void)
 	CHECK_EQ(ibv_wc_read_slid(ex), 0x0102);
 	CHECK_EQ(ibv_wc_read_sl(ex), 2);
 	CHECK_EQ(ibv_wc_read_dlid_path_bits(ex), 0x7f);
+	/* The kernel's CLOCK_MONOTONIC ns are the 1 GHz device clock as is. */
+	CHECK_EQ(ibv_wc_read_completion_ts(ex), 1234567890123ULL);
 
 	CHECK_EQ(ibv_next_poll(ex), 0);
 	CHECK_EQ(ex->wr_id, 9);
@@ -154,8 +157,9 @@ static void test_cq_ex_ud(void)
 	scire_cq_ex_set_ops(ex, IBV_WC_EX_WITH_BYTE_LEN);
 	CHECK(ex->read_byte_len != NULL, "byte_len reader missing");
 	CHECK(ex->read_src_qp == NULL && ex->read_sl == NULL &&
-	      ex->read_slid == NULL && ex->read_dlid_path_bits == NULL,
-	      "UD readers set without being asked for");
+	      ex->read_slid == NULL && ex->read_dlid_path_bits == NULL &&
+	      ex->read_completion_ts == NULL && ex->read_completion_wallclock_ns == NULL,
+	      "UD or timestamp readers set without being asked for");
 }
 
 /*

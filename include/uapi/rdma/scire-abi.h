@@ -147,7 +147,10 @@ enum scire_cqe_network {
  * @reserved0:	0.
  * @smac:	source MAC (UD and GSI receives).
  * @vlan_id:	VLAN id or 0xffff.
- * @reserved1:	0.
+ * @timestamp:	in a CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION,
+ *		when the CQE was written: CLOCK_MONOTONIC in nanoseconds, the
+ *		device's 1 GHz completion clock (hca_core_clock 1000000 kHz);
+ *		else 0. Older kernels of this ABI write 0 here.
  */
 struct scire_cqe {
 	__aligned_u64 wr_id;
@@ -167,7 +170,7 @@ struct scire_cqe {
 	__u8 reserved0;
 	__u8 smac[6];
 	__u16 vlan_id;
-	__u32 reserved1[2];
+	__aligned_u64 timestamp;
 };
 
 /*
