@@ -40,7 +40,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/ib/*.c kern
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
 	clean bench kernel-debug check-debug deb deb-one check-packages check-pair-rxe \
-	check-full check-trixie check-newest
+	check-full check-trixie check-newest check-hosts
 
 all: kernel user ktest
 
@@ -191,6 +191,13 @@ check-packages:
 # (pair/90).
 check-pair-rxe:
 	@SCIRE_CHECK_LANES="host pair-rxe" scripts/check
+
+# Three hosts on one switched segment (scripts/vm --hosts 3): Open MPI
+# with one rank on each over scire, and a scire/rxe/scire fabric running
+# ibv_rc_pingpong -c and ib_write_bw between every two hosts
+# (selftests/hosts/), about five minutes. Not part of make check.
+check-hosts: all
+	@scripts/vm --hosts 3 -- selftests/run hosts/
 
 # Debian trixie (scripts/trixie-root, made first if missing): the modules
 # built for trixie's kernel with trixie's gcc (make DISTRO=trixie), then

@@ -988,21 +988,75 @@ pair_has_rxe()
 	[ "${SCIRE_DEV_KIND:-}" = rxe ] || [ "${SCIRE_PEER_DEV_KIND:-}" = rxe ]
 }
 
-# pair_sync NAME [SECONDS]: on a VM pair (scripts/vm --pair), return once
-# the other host has called pair_sync NAME too (default: wait 300 s, then
-# fail). NAME is taken within the calling test: one pair boot runs several
-# tests, and each one's "start" (or pair_duo's "duo1-up") is its own.
-pair_sync()
+# --- N hosts (scripts/vm --hosts N; a pair is N = 2) ----------------------------
+
+# hosts_names: the hosts of this run, "a b" to "a b c d" (one per address
+# in SCIRE_HOSTS; a pair's scripts/vm-pair from before SCIRE_HOSTS: a b).
+hosts_names()
 {
-	local name=${0##*/}.$1 secs=${2:-300} other
+	local n=2
+
+	[ -z "${SCIRE_HOSTS:-}" ] || n=$(wc -w <<<"$SCIRE_HOSTS")
+	echo "a b c d" | cut -d' ' -f"1-$n"
+}
+
+# host_index H: H's place in host order, from 1 (a = 1).
+host_index()
+{
+	case $1 in a) echo 1 ;; b) echo 2 ;; c) echo 3 ;; d) echo 4 ;; *) return 1 ;; esac
+}
+
+# host_addr H: host H's eth0 address (SCIRE_HOSTS).
+host_addr()
+{
+	local i
+
+	i=$(host_index "$1") || return 1
+	awk -v i="$i" '{ print $i }' <<<"${SCIRE_HOSTS:-192.168.78.1 192.168.78.2}"
+}
+
+# host_dev H: host H's RDMA device kind on eth0, scire, rxe or none
+# (SCIRE_HOSTS_DEVS).
+host_dev()
+{
+	local i
+
+	i=$(host_index "$1") || return 1
+	awk -v i="$i" '{ print $i }' <<<"${SCIRE_HOSTS_DEVS:-}"
+}
+
+# hosts_sync NAME [SECONDS [HOST...]]: on VM hosts (scripts/vm --hosts or
+# --pair), return once every HOST (default: every host of the run) has
+# called hosts_sync NAME too (default: wait 300 s, then fail). NAME is
+# taken within the calling test: one boot runs several tests, and each
+# one's "start" (or hosts_duo's "duo1-up") is its own. A host that is not
+# among HOST... only leaves its mark.
+hosts_sync()
+{
+	local what=$1 name=${0##*/}.$1 secs=${2:-300} h
+	local -a hs=()
 
 	if [ -z "${SCIRE_SHARED:-}" ] || [ -z "${SCIRE_HOST:-}" ]; then
-		echo "pair_sync: not on a VM pair" >&2
+		echo "hosts_sync: not on VM hosts (scripts/vm --hosts or --pair)" >&2
 		return 1
 	fi
-	other=$([ "$SCIRE_HOST" = a ] && echo b || echo a)
+	shift $(($# < 2 ? $# : 2))
+	if [ $# -gt 0 ]; then hs=("$@"); else read -ra hs <<<"$(hosts_names)"; fi
 	touch "$SCIRE_SHARED/sync.$name.$SCIRE_HOST" || return 1
-	wait_for "$secs" test -e "$SCIRE_SHARED/sync.$name.$other"
+	for h in "${hs[@]}"; do
+		wait_for "$secs" test -e "$SCIRE_SHARED/sync.$name.$h" || {
+			echo "hosts_sync $what: host $h did not get there in ${secs}s" >&2
+			return 1
+		}
+	done
+}
+
+# pair_sync NAME [SECONDS]: on a VM pair (scripts/vm --pair), return once
+# the other host has called pair_sync NAME too (default: wait 300 s, then
+# fail): hosts_sync NAME SECONDS, every host of the run.
+pair_sync()
+{
+	hosts_sync "$1" "${2:-300}"
 }
 
 # serving PID: does the command that timeout PID runs listen yet, on a TCP
@@ -1037,10 +1091,23 @@ serving()
 # that checks more than the status: the addresses a tool reports, say).
 pair_duo()
 {
-	local name=$1 srv=$2 rc=0 out pid i start cfile done_at
+	local other
+
+	other=$([ "$2" = a ] && echo b || echo a)
+	hosts_duo "$1" "$2" "$other" "${@:3}"
+}
+
+# hosts_duo NAME SERVER_HOST CLIENT_HOST SERVER_CMD... -- CLIENT_CMD...:
+# pair_duo between two of N hosts (scripts/vm --hosts): SERVER_CMD runs
+# on SERVER_HOST, CLIENT_CMD on CLIENT_HOST, and every other host only
+# keeps step (it returns 0 with the others). CLIENT_CMD names the
+# server's address itself (host_addr).
+hosts_duo()
+{
+	local name=$1 shost=$2 chost=$3 rc=0 out pid i start cfile done_at
 	local -a scmd=() ccmd=()
 
-	shift 2
+	shift 3
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		scmd+=("$1")
 		shift
@@ -1054,11 +1121,11 @@ pair_duo()
 	cfile=$SCIRE_SHARED/${0##*/}.duo$PAIR_DUO_N.client
 	out=$(mktemp)
 	start=$(date +%s)
-	if [ "$SCIRE_HOST" = "$srv" ]; then
+	if [ "$SCIRE_HOST" = "$shost" ]; then
 		timeout 180 "${scmd[@]}" >"$out" 2>&1 &
 		pid=$!
 		wait_for 2 serving "$pid"
-		pair_sync "duo$PAIR_DUO_N-up" || rc=1
+		hosts_sync "duo$PAIR_DUO_N-up" || rc=1
 		done_at=
 		while kill -0 "$pid" 2>/dev/null; do
 			if [ -z "$done_at" ] && [ -s "$cfile" ]; then
@@ -1076,8 +1143,8 @@ pair_duo()
 		[ "$PAIR_DUO_LATE" = 0 ] || rc=124
 		[ -s "$cfile" ] && PAIR_DUO_PEER=$(cat "$cfile")
 		echo "$name: server on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
-	else
-		pair_sync "duo$PAIR_DUO_N-up" || rc=1
+	elif [ "$SCIRE_HOST" = "$chost" ]; then
+		hosts_sync "duo$PAIR_DUO_N-up" || rc=1
 		for i in 1 2 3 4 5; do
 			timeout 150 "${ccmd[@]}" >"$out" 2>&1 && { rc=0; break; }
 			rc=$?
@@ -1087,11 +1154,13 @@ pair_duo()
 		done
 		echo "$rc" >"$cfile"
 		echo "$name: client on $SCIRE_HOST: $([ "$rc" = 0 ] && echo ok || echo "FAILED (status $rc)") ($(($(date +%s) - start)) s)"
+	else
+		hosts_sync "duo$PAIR_DUO_N-up" || rc=1
 	fi
 	[ "$rc" = 0 ] || sed 's/^/    /' "$out" | tail -n 20
 	PAIR_DUO_OUTPUT=$(cat "$out")
 	rm -f "$out"
-	pair_sync "duo$PAIR_DUO_N-done" || rc=1
+	hosts_sync "duo$PAIR_DUO_N-done" || rc=1
 	return "$rc"
 }
 

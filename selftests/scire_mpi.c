@@ -8,6 +8,9 @@
  * then every rank takes part in MPI_Allreduce of one long and of a
  * 1 MiB array, with the sums checked. Prints the half round trip per size
  * and the 8-byte allreduce time (information, not a pass criterion).
+ * With --alltoall (selftests/hosts/10-mpi.sh), then MPI_Alltoall of 8 B
+ * and of 64 KiB blocks between every two ranks, every element checked
+ * for the rank it came from and the rank it went to.
  *
  * Exit status 0 if every check held; otherwise it says what differed and
  * calls MPI_Abort (non-zero status).
@@ -132,10 +135,50 @@ static void allreduce(void)
 	free(out);
 }
 
+/* Element i of the block rank src sends to rank dst. */
+static long a2a_value(int src, int dst, size_t i)
+{
+	return ((long)src << 40) | ((long)dst << 24) | (long)i;
+}
+
+static void alltoall(size_t block)
+{
+	const size_t n = block / sizeof(long);
+	long *in = malloc(n * nranks * sizeof(long)), *out = malloc(n * nranks * sizeof(long));
+	char msg[160];
+	double t0;
+
+	if (!in || !out)
+		die("out of memory");
+	for (int dst = 0; dst < nranks; dst++)
+		for (size_t i = 0; i < n; i++)
+			in[dst * n + i] = a2a_value(rank, dst, i);
+	memset(out, 0, n * nranks * sizeof(long));
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	MPI_Alltoall(in, (int)n, MPI_LONG, out, (int)n, MPI_LONG, MPI_COMM_WORLD);
+	for (int src = 0; src < nranks; src++) {
+		for (size_t i = 0; i < n; i++) {
+			if (out[src * n + i] == a2a_value(src, rank, i))
+				continue;
+			snprintf(msg, sizeof(msg),
+				 "alltoall %zu B: element %zu from rank %d is %#lx, want %#lx",
+				 block, i, src, out[src * n + i], a2a_value(src, rank, i));
+			die(msg);
+		}
+	}
+	if (rank == 0)
+		printf("alltoall %zu B per rank pair: ok, %.1f us\n", block,
+		       (MPI_Wtime() - t0) * 1e6);
+	free(in);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	char host[MPI_MAX_PROCESSOR_NAME];
 	int len;
+	int a2a = argc > 1 && !strcmp(argv[1], "--alltoall");
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -151,6 +194,10 @@ int main(int argc, char **argv)
 	pingpong(65536, 50);
 	pingpong(1 << 20, 10);
 	allreduce();
+	if (a2a) {
+		alltoall(sizeof(long));
+		alltoall(65536);
+	}
 
 	MPI_Finalize();
 	return 0;
