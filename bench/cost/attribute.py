@@ -56,13 +56,16 @@ SPIN_RE = re.compile(
     r"queued_read_lock_slowpath|queued_write_lock_slowpath|mutex_spin_on_owner|rwsem_spin_on_owner|"
     r"osq_lock|__cmpwait|smp_call_function_many_cond|csd_lock_wait|lock_timer_base|"
     r"__timer_delete_sync|del_timer_sync|read_hpet)$")
-# The columns of the total: the RDMA path, which counts the same in every
+# The columns of the total: the RDMA path (the ICRC's CRC32 among it), which counts the same in every
 # run of a row (user space only in rows that do not poll); the rest of the
 # kernel (scheduler, timers, clocks, system call entry) is shown beside it
 # but follows time as well as work.
-COLS = ["user", "rdma", "dev", "net"]
+COLS = ["user", "rdma", "dev", "net", "crc"]
+# The core kernel's CRC32 routines: RoCEv2's ICRC (scire and rxe), part of
+# the RDMA path's work.
+CRC_RE = re.compile(r"^(__)?(crc32|crc32c|crc32_le|crc32_be|crc_pcl|crc32_pclmul|crc32c_pcl)")
 COL_NAMES = {"user": "user (app, libibverbs, provider)", "rdma": "RDMA core",
-             "dev": "device module", "net": "network stack"}
+             "dev": "device module", "net": "network stack", "crc": "CRC32 (ICRC)"}
 # Calls (TB executions at a function's entry) worth a column.
 SWITCH = ("__switch_to_asm",)
 WAKEUP = ("try_to_wake_up",)
@@ -149,7 +152,7 @@ def count(path, mods, syms):
                 else:
                     fn = syms.core(a)
                     where = "idle" if IDLE_RE.match(fn) else "spin" if SPIN_RE.match(fn) else \
-                        "net" if NET_RE.match(fn) else "kernel"
+                        "net" if NET_RE.match(fn) else "crc" if CRC_RE.match(fn) else "kernel"
                     if a == syms.by_name.get(fn):
                         if fn in SWITCH:
                             t["switch"] += ex
@@ -216,7 +219,7 @@ def targets(results, w):
         w("")
         w("Targets of issue 50 these rows can judge (means of rep 1 and rep 2; -e rows on their "
           "total, polled rows on the kernel's share of it, since their user space spins; the "
-          "total is the RDMA path's: user space, RDMA core, device module, network stack):")
+          "total is the RDMA path's: user space, RDMA core, device module, network stack, CRC32):")
         w("")
         w("| target | row | figure | limit | |")
         w("|---|---|---|---|---|")
