@@ -25,6 +25,7 @@ from collections import defaultdict
 USER_TOP = 1 << 47
 RDMA_CORE = {"ib_core", "ib_uverbs", "rdma_cm", "ib_cm", "iw_cm", "rdma_ucm"}
 DEVICES = {"scire": "scire.ko", "rdma_rxe": "rdma_rxe.ko", "siw": "siw.ko"}
+CRC_MODULES = {"crc32_pclmul", "crc32c_intel", "crc32_generic", "crc32c_generic", "libcrc32c"}
 NET_MODULES = {"virtio_net", "net_failover", "failover", "ip6_udp_tunnel", "udp_tunnel"}
 # Core kernel functions of the network stack (net/ is built in): by name.
 NET_RE = re.compile(
@@ -148,7 +149,7 @@ def count(path, mods, syms):
                 if m:
                     fn = m + ":" + syms.in_module(m, a)
                     where = "rdma" if m in RDMA_CORE else "dev" if m in DEVICES else \
-                        "net" if m in NET_MODULES else "kernel"
+                        "net" if m in NET_MODULES else "crc" if m in CRC_MODULES else "kernel"
                 else:
                     fn = syms.core(a)
                     where = "idle" if IDLE_RE.match(fn) else "spin" if SPIN_RE.match(fn) else \
