@@ -40,7 +40,7 @@ KSRC	:= $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/ib/*.c kern
 
 .PHONY: all kernel user ktest deps-ok check sparse checkpatch kernel-doc demo install \
 	clean bench kernel-debug check-debug deb deb-one check-packages check-pair-rxe \
-	check-full check-trixie check-newest check-hosts
+	check-full check-trixie check-newest check-hosts bench-cost bench-cost-selftest
 
 all: kernel user ktest
 
@@ -229,6 +229,18 @@ BENCH_OUT	?= $(if $(bench_quick),$(BUILD)/bench/results-quick.md,bench/results.m
 
 bench:
 	@scripts/bench $(if $(bench_quick),--quick) --out $(BENCH_OUT)
+
+# Instructions, system calls, context switches and copies per operation
+# (issue 50), counted by a QEMU TCG plugin in one VM boot of its own:
+# scire's fast and wire paths, rxe and siw; writes the section "Cost per
+# operation" of bench/results.md (BENCH_OUT). Method: bench/cost.md.
+# bench-cost-selftest: only the probe's self-test (a loop of known length
+# counted within 0.1%), one short boot.
+bench-cost:
+	@scripts/bench-cost --siw --out $(BENCH_OUT)
+
+bench-cost-selftest:
+	@scripts/bench-cost --selftest
 
 # As a distro package would: the module under updates/ (unsigned: sign it
 # yourself for Secure Boot), the provider in libibverbs' provider directory
