@@ -1354,6 +1354,7 @@ struct scire_pkt *scire_net_pkt_fill(struct sk_buff *skb,
 				     struct scire_dev *sdev,
 				     const struct scire_bth *bth, u32 paylen);
 void scire_net_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb);
+u32 scire_crc32(u32 crc, const void *buf, size_t len);
 int scire_net_crc_piece(void *arg, u8 *buf, u32 n);
 int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		   struct sk_buff *skb);

@@ -117,7 +117,7 @@ static u32 scire_ib_icrc(struct sk_buff *skb, u32 off, u32 grh_len, u32 len)
 	}
 	bth = (struct scire_bth *)(buf + SCIRE_LRH_LEN + grh_len);
 	bth->qpn |= cpu_to_be32(SCIRE_BTH_RESV8A_MASK);
-	crc = crc32_le(~0U, buf, hlen);
+	crc = scire_crc32(~0U, buf, hlen);
 	scire_skb_walk(skb, off + hlen, len - hlen, scire_net_crc_piece, &crc);
 	return ~crc;
 }
