@@ -243,6 +243,14 @@ static void test_dr_path(void)
 	CHECK(nsent == 1 && sent[0].port == 1 && sent_mad(0)[6] == 1 && sent_sealed(0),
 	      "DR return: %d sends, port %d", nsent, sent[0].port);
 
+	/* Back out of the port it came in on: how a tool reaches its own port. */
+	static const uint8_t loop[] = { 0, 1, 1 };
+
+	n = dr_smp(d, 1, 0x11, 0, loop, 2, NULL, 0);
+	rcv(1, d, n);
+	CHECK(nsent == 1 && sent[0].port == 1 && sent_mad(0)[6] == 2,
+	      "DR 0,1,1: %d sends", nsent);
+
 	/* Bad paths: a port past the last, a hop pointer of 0, 64 hops. */
 	static const uint8_t bad[] = { 0, 1, 9 };
 

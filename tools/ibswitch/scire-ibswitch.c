@@ -58,9 +58,14 @@ static void xmit(struct ibsw *sw, int port, const uint8_t *buf, size_t len)
 		.sin_port = sw->port[port].udp_port,
 	};
 
-	/* A full socket buffer is a lost packet, as on any lossy link. */
-	sendto(pr->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&to,
-	       sizeof(to));
+	/*
+	 * Blocking: a full send buffer waits rather than drops, since an RC
+	 * QP's go-back-N retransmits a whole burst for one lost packet, and
+	 * a switch that drops the same tail of every burst never lets it
+	 * make progress. The receive side still drops when the switch falls
+	 * behind, as a congested link would.
+	 */
+	sendto(pr->fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to));
 }
 
 /* Tell what changed at the ports since the last look (--verbose). */
@@ -211,6 +216,18 @@ int main(int argc, char **argv)
 			ntohs(sa.sin_port), strerror(errno));
 		return 1;
 	}
+	/*
+	 * Room for the bursts of every port at once: a 64 KiB RC message is
+	 * 16 to 64 datagrams, and the default buffers hold about a hundred.
+	 * FORCE works for root beyond rmem_max/wmem_max; the plain option
+	 * gets what the limits allow otherwise.
+	 */
+	int bufsz = 8 << 20;
+
+	if (setsockopt(pr.fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
+		setsockopt(pr.fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	if (setsockopt(pr.fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
+		setsockopt(pr.fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
 	ibsw_init(&sw, nports, guid, desc, xmit, &pr);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
