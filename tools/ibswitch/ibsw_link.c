@@ -304,22 +304,20 @@ static void data_rcv(struct ibsw *sw, int in, uint8_t *buf, size_t len)
 
 	if (pkt.dlid >= LID_MCAST_FIRST) {
 		unsigned int idx = pkt.dlid - LID_MCAST_FIRST;
-		bool any = false;
 
-		if (pkt.dlid == LID_PERMISSIVE || idx >= IBSW_MFT_CAP) {
+		/*
+		 * An MLID with no member port is a relay error; one whose only
+		 * member is the sender's port is not (a group of one host).
+		 */
+		if (pkt.dlid == LID_PERMISSIVE || idx >= IBSW_MFT_CAP ||
+		    !(sw->mft[idx][0] | sw->mft[idx][1] | sw->mft[idx][2])) {
 			relay_error(p, false);
 			return;
 		}
-		for (out = 1; out <= sw->nports; out++) {
-			if (out == in ||
-			    !(sw->mft[idx][out / 16] & (1u << (out % 16))))
-				continue;
-			any = true;
-			ibsw_send(sw, out, buf, len, true);
-		}
-		/* Port 0 has no QPs to deliver to: a member port of its own. */
-		if (!any && !(sw->mft[idx][0] & 1))
-			relay_error(p, false);
+		for (out = 1; out <= sw->nports; out++)
+			if (out != in &&
+			    sw->mft[idx][out / 16] & (1u << (out % 16)))
+				ibsw_send(sw, out, buf, len, true);
 		return;
 	}
 	if (pkt.dlid == 0) {

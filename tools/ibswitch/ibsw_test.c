@@ -297,6 +297,11 @@ static void test_relay(void)
 	n = data_pkt(d, 2, 0xc002, 0xffff);
 	rcv(2, d, n);
 	CHECK(nsent == 0 && relay_errors(2) == 1, "MLID without members");
+	/* A group whose one member is the sender: nothing to do, no error. */
+	sw.mft[3][0] = 1u << 2;
+	n = data_pkt(d, 2, 0xc003, 0xffff);
+	rcv(2, d, n);
+	CHECK(nsent == 0 && relay_errors(2) == 1, "a group of one counted an error");
 	/* A wrong ICRC. */
 	n = data_pkt(d, 1, 3, 0xffff);
 	d[n - 1] ^= 1;
