@@ -250,7 +250,10 @@ want="$(stat -c %s "$work/blob") $(sha256sum <"$work/blob" | cut -d' ' -f1)"
 [ "$(cat "$work/sum")" = "$want" ] || fail "TCP c -> b received '$(cat "$work/sum")', sent '$want'"
 echo "ok: IPoIB: 1 MiB over TCP from c to b, byte count and SHA-256 equal"
 
-qe=$(ibqueryerrors -C swsa 2>&1)
+# -c leaves out the counters a healthy fabric has too: relay errors for
+# multicast to an MLID whose MFT entry is empty (a group of one host,
+# which opensm programs nowhere), PortXmitDiscards and PortXmitWait.
+qe=$(ibqueryerrors -c -C swsa 2>&1)
 grep -q "^Errors for .*scire-ibswitch" <<<"$qe" &&
 	fail "ibqueryerrors finds errors at the switch of a healthy fabric:"$'\n'"$qe"
 grep -q "^Errors for" <<<"$qe" && echo "note: ibqueryerrors, hosts' ports:"$'\n'"$qe"
