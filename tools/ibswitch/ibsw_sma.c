@@ -742,9 +742,9 @@ static uint64_t trap_interval_ms(const struct ibsw *sw)
  * ibsw_trap_tick() - send the pending trap 128 when it is due: a Trap()
  * SMP of a generic Notice, LID-routed on VL15 to PortInfo's MasterSMLID,
  * repeated with the same TransactionID until a TrapRepress names it, and
- * given up after eight sends. Only a switch with a LID and a master SM
- * (port 0 ACTIVE) traps (o14-3.2.1); the sweep that activates it reads
- * every port anyway.
+ * given up after eight sends. Only a switch with a LID and a MasterSMLID
+ * traps; before that the SM's sweep reads every port anyway. Port 0's
+ * state is not required: an SM may leave a base port 0 in INIT.
  * @sw: the switch.
  */
 void ibsw_trap_tick(struct ibsw *sw)
@@ -757,7 +757,7 @@ void ibsw_trap_tick(struct ibsw *sw)
 
 	if (!sw->trap.tid || sw->now_ms < sw->trap.next_ms)
 		return;
-	if (!p0->lid || !p0->master_sm_lid || p0->port_state != PS_ACTIVE ||
+	if (!p0->lid || !p0->master_sm_lid ||
 	    sw->trap.sends >= TRAP_MAX_SENDS) {
 		sw->trap.tid = 0;
 		return;
