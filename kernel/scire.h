@@ -247,6 +247,9 @@ enum scire_link {
  *			HELLO heard as the neighbour (a new port's mode).
  * @peer:		the neighbour's IPv4 address (ports/1/scire_ib_peer,
  *			or learned), 0 for none.
+ * @peer_port:		the neighbour's UDP port when one was written with
+ *			the address (ADDR:PORT, a scire-ibswitch); 0 for the
+ *			module's ib_udp_port, a scire_ib port's own.
  * @hello_seen:		jiffies (| 1) of the neighbour's last HELLO, 0 for none.
  * @peer_guid:		the port GUID the neighbour's HELLO named.
  */
@@ -283,6 +286,7 @@ struct scire_ib_port {
 	bool sm_disabled;
 	bool learn;
 	__be32 peer;
+	u16 peer_port;
 	unsigned long hello_seen;
 	__be64 peer_guid;
 };

@@ -13,7 +13,9 @@
  * with a HELLO once a second, and the link is up while the netdev has
  * carrier and the neighbour's last HELLO is at most three seconds old.
  * Datagrams from any other address are dropped: the link is point to
- * point.
+ * point. A neighbour written as ADDR:PORT (a scire-ibswitch, which may
+ * share its host with a scire_ib port) is sent to at PORT and heard only
+ * from it.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -162,10 +164,11 @@ static struct socket *scire_ib_sock_rcu(struct scire_dev *sdev)
 
 /*
  * Put the scire_ib header, UDP and IPv4 in front of @skb (skb->data at the
- * scire_ib header's place) and send it to the neighbour. Consumes @skb.
+ * scire_ib header's place) and send it to the neighbour, at @peer_port or,
+ * for 0, at ib_udp_port. Consumes @skb.
  */
 static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
-			     __be32 peer, u8 type, u16 src_port)
+			     __be32 peer, u16 peer_port, u8 type, u16 src_port)
 {
 	struct scire_ib_encap *enc;
 	struct flowi4 fl = {};
@@ -195,7 +198,8 @@ static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
 	skb->ignore_df = 0;
 	scire_udp_tunnel_xmit_skb(rt, sock->sk, skb, fl.saddr, peer, 0,
 				  ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
-				  htons(src_port), htons(scire_ib_udp_port),
+				  htons(src_port),
+				  htons(peer_port ?: scire_ib_udp_port),
 				  false, false);
 	rcu_read_unlock();
 	return 0;
@@ -265,6 +269,7 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 	unsigned long flags;
 	u32 len, pad, words, icrc;
 	int head, tail;
+	u16 peer_port;
 	__be32 peer;
 	bool up;
 	u16 lid;
@@ -272,6 +277,7 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	peer_port = sdev->ib.peer_port;
 	lid = sdev->ib.lid;
 	lmc = sdev->ib.lmc;
 	up = sdev->ib.phys_state == IB_PORT_PHYS_STATE_LINK_UP;
@@ -315,7 +321,7 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 
 	scire_count(sdev, SCIRE_CNT_TX_PACKETS, 1);
 	scire_count(sdev, SCIRE_CNT_TX_BYTES, len + SCIRE_ICRC_SIZE);
-	return scire_ib_udp_xmit(sdev, skb, peer, SCIRE_IB_TYPE_DATA,
+	return scire_ib_udp_xmit(sdev, skb, peer, peer_port, SCIRE_IB_TYPE_DATA,
 				 qp->src_port);
 
 nomem:
@@ -324,7 +330,8 @@ nomem:
 }
 
 /* Send a HELLO to the neighbour. Context: process context. */
-static void scire_ib_hello_send(struct scire_dev *sdev, __be32 peer)
+static void scire_ib_hello_send(struct scire_dev *sdev, __be32 peer,
+				u16 peer_port)
 {
 	unsigned int room = LL_RESERVED_SPACE(sdev->netdev) +
 			    sizeof(struct iphdr) + sizeof(struct udphdr) +
@@ -339,7 +346,7 @@ static void scire_ib_hello_send(struct scire_dev *sdev, __be32 peer)
 	hello = skb_put(skb, sizeof(*hello));
 	hello->port_guid = scire_ib_port_guid(sdev);
 	hello->node_guid = sdev->ibdev.node_guid;
-	scire_ib_udp_xmit(sdev, skb, peer, SCIRE_IB_TYPE_HELLO,
+	scire_ib_udp_xmit(sdev, skb, peer, peer_port, SCIRE_IB_TYPE_HELLO,
 			  scire_ib_udp_port);
 }
 
@@ -353,18 +360,20 @@ static void scire_ib_hello_work(struct work_struct *work)
 	struct scire_dev *sdev = container_of(to_delayed_work(work),
 					      struct scire_dev, ib_hello);
 	unsigned long flags;
+	u16 peer_port;
 	__be32 peer;
 
 	if (!ib_device_try_get(&sdev->ibdev))
 		return;
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	peer_port = sdev->ib.peer_port;
 	/* Learning with no live neighbour: greet whoever is on the wire. */
 	if (sdev->ib.learn && !scire_ib_neighbour_alive(sdev))
 		peer = htonl(INADDR_BROADCAST);
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
 	if (peer && netif_running(sdev->netdev))
-		scire_ib_hello_send(sdev, peer);
+		scire_ib_hello_send(sdev, peer, peer_port);
 	scire_ib_port_update(sdev);
 	queue_delayed_work(system_wq, &sdev->ib_hello, SCIRE_IB_HELLO_PERIOD);
 	ib_device_put(&sdev->ibdev);
@@ -401,6 +410,7 @@ static void scire_ib_hello_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 			return;
 		}
 		sdev->ib.peer = saddr;
+		sdev->ib.peer_port = 0;
 	}
 	sdev->ib.hello_seen = jiffies | 1;
 	sdev->ib.peer_guid = hello.port_guid;
@@ -610,6 +620,8 @@ static int scire_ib_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	struct scire_dev *sdev;
 	unsigned long flags;
 	__be32 peer, saddr;
+	u16 peer_port;
+	__be16 sport;
 	u32 ulen, len;
 	bool learn;
 	u8 type;
@@ -627,6 +639,7 @@ static int scire_ib_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		goto out;
 	}
 	len = ulen - sizeof(struct udphdr);
+	sport = udp_hdr(skb)->source;
 	__skb_pull(skb, sizeof(struct udphdr));
 	if (pskb_trim(skb, len)) {
 		scire_net_drop(sdev, skb, SCIRE_DROP_NOMEM);
@@ -634,17 +647,21 @@ static int scire_ib_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	}
 
 	/*
-	 * Point to point: only the neighbour is heard, and in learn mode a
-	 * HELLO from anyone (scire_ib_hello_rcv() decides).
+	 * Point to point: only the neighbour is heard (from its UDP port too
+	 * when one was configured: a switch sends from the one it listens
+	 * on, a scire_ib port from any), and in learn mode a HELLO from
+	 * anyone (scire_ib_hello_rcv() decides).
 	 */
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	peer_port = sdev->ib.peer_port;
 	learn = sdev->ib.learn;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
 	saddr = ip_hdr(skb)->saddr;
 	enc = (const struct scire_ib_encap *)skb->data;
 	type = enc->ver_type & 0xf;
-	if ((!peer || saddr != peer) &&
+	if ((!peer || saddr != peer ||
+	     (peer_port && ntohs(sport) != peer_port)) &&
 	    !(learn && type == SCIRE_IB_TYPE_HELLO &&
 	      !ipv4_is_zeronet(saddr) && !ipv4_is_multicast(saddr) &&
 	      !ipv4_is_lbcast(saddr) && !ipv4_is_loopback(saddr))) {
@@ -757,13 +774,17 @@ static ssize_t scire_ib_peer_show(struct ib_device *ibdev, u32 port,
 {
 	struct scire_dev *sdev = to_sdev(ibdev);
 	unsigned long flags;
+	u16 peer_port;
 	__be32 peer;
 	bool learn;
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	peer = sdev->ib.peer;
+	peer_port = sdev->ib.peer_port;
 	learn = sdev->ib.learn;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
+	if (peer && peer_port)
+		return sysfs_emit(buf, "%pI4:%u\n", &peer, peer_port);
 	if (peer)
 		return sysfs_emit(buf, "%pI4\n", &peer);
 	return sysfs_emit(buf, learn ? "learn\n" : "none\n");
@@ -771,7 +792,8 @@ static ssize_t scire_ib_peer_show(struct ib_device *ibdev, u32 port,
 
 /*
  * Writing an IPv4 address makes it the neighbour (the link comes up when
- * it answers a HELLO); "learn" takes the sender of the first HELLO heard
+ * it answers a HELLO), at ib_udp_port; ADDR:PORT (a scire-ibswitch) at
+ * PORT, 1..65535; "learn" takes the sender of the first HELLO heard
  * while there is no live neighbour (the mode a port starts in); "none"
  * forgets the neighbour and takes the link down.
  */
@@ -782,18 +804,25 @@ static ssize_t scire_ib_peer_store(struct ib_device *ibdev, u32 port,
 	struct scire_dev *sdev = to_sdev(ibdev);
 	bool learn = sysfs_streq(buf, "learn");
 	unsigned long flags;
+	const char *colon = strnchr(buf, count, ':');
+	size_t alen = colon ? colon - buf : count;
+	u16 peer_port = 0;
 	__be32 peer = 0;
 
 	if (!learn && !sysfs_streq(buf, "none")) {
-		if (!in4_pton(buf, count, (u8 *)&peer, '\n', NULL) ||
+		if (!in4_pton(buf, alen, (u8 *)&peer, colon ? 0 : '\n', NULL) ||
 		    ipv4_is_zeronet(peer) || ipv4_is_multicast(peer) ||
 		    ipv4_is_lbcast(peer) || ipv4_is_loopback(peer))
+			return -EINVAL;
+		/* kstrtou16() takes the one trailing newline sysfs writes. */
+		if (colon && (kstrtou16(colon + 1, 10, &peer_port) || !peer_port))
 			return -EINVAL;
 	}
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	sdev->ib.learn = learn;
-	if (sdev->ib.peer != peer) {
+	if (sdev->ib.peer != peer || sdev->ib.peer_port != peer_port) {
 		sdev->ib.peer = peer;
+		sdev->ib.peer_port = peer_port;
 		sdev->ib.hello_seen = 0;
 		sdev->ib.peer_guid = 0;
 	}
