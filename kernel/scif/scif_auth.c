@@ -173,7 +173,7 @@ int scif_auth_check(struct scif_endpt *ep, bool server, const u8 *mac)
  * accept.
  *
  * Context: the CQ's softirq; does not sleep.
- * Return: 0 if proven; -EACCES (the connection is to end).
+ * Return: 0 if proven; -EACCES (scif_cm_accept() ends the connection).
  */
 int scif_auth_rx(struct scif_endpt *ep, u16 type, const void *data, u32 len)
 {

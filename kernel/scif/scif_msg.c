@@ -620,9 +620,18 @@ static int scif_rx_msg(struct scif_endpt *ep, struct scif_buf *buf, u32 byte_len
 		ep->tx_acked = consumed;
 	spin_unlock_bh(&ep->slock);
 
-	/* An accept that waits for the client's proof takes nothing else. */
-	if (READ_ONCE(ep->auth.state) == SCIF_AUTH_WAIT)
+	/*
+	 * An accept that waits for the client's proof takes nothing else,
+	 * and nothing more once it is wrong.
+	 */
+	switch (READ_ONCE(ep->auth.state)) {
+	case SCIF_AUTH_WAIT:
 		return scif_auth_rx(ep, type, hdr + 1, len);
+	case SCIF_AUTH_FAILED:
+		return -EACCES;
+	default:
+		break;
+	}
 
 	switch (type) {
 	case SCIF_MSG_DATA:
@@ -656,6 +665,16 @@ static void scif_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	ret = scif_rx_msg(ep, buf, wc->byte_len);
+	if (ret == -EACCES) {
+		/*
+		 * No right proof of the secret. The accept ends the connection
+		 * (scif_cm_server_auth()), once rdma_cm has it established:
+		 * failing it here, before the RTU, would have the accept reject
+		 * a connection that its client already sees established, and
+		 * the client would never hear of the end.
+		 */
+		return;
+	}
 	if (ret) {
 		pr_debug("scire_scif: bad message on port %u: %d\n", ep->port.port, ret);
 		scif_conn_lost(ep);
