@@ -242,9 +242,11 @@ static int next_event(struct rdma_event_channel *ch, int ms, struct cm_auth *pri
 	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
 		return -1;
 	type = ev->event;
-	if (priv && ev->param.conn.private_data &&
-	    ev->param.conn.private_data_len >= sizeof(*priv))
-		memcpy(priv, ev->param.conn.private_data, sizeof(*priv));
+	/* A request's private data (56 bytes over the IB CM) ends before mac. */
+	if (priv && ev->param.conn.private_data)
+		memcpy(priv, ev->param.conn.private_data,
+		       ev->param.conn.private_data_len < sizeof(*priv) ?
+		       ev->param.conn.private_data_len : sizeof(*priv));
 	if (new_id)
 		*new_id = ev->id;
 	rdma_ack_cm_event(ev);
