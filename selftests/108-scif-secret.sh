@@ -175,6 +175,12 @@ for how in "proof $other" plain; do
 	grep -q "request flags 1, then disconnected" "$sout" ||
 		fail "the stand-in did not see a request with a nonce, then the disconnect"
 done
+# Refused for the right reasons: a wrong proof, then none.
+for why in "wrong proof of the secret" "the node sent no proof of the secret"; do
+	dmesg | tail -n +"$((dmesg_mark + 1))" |
+		grep -q "scire_scif: connection to node 2 port $port refused: $why" ||
+		fail "no kernel log line 'refused: $why' for the stand-in node"
+done
 
 # --- without a secret: requests with a nonce refused, plain ones work -------
 echo >"$cfs/secret" || fail "cannot clear the secret"
