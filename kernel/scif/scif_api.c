@@ -68,6 +68,8 @@ static void scif_ep_release(struct kref *ref)
 	WARN_ON(ep->qp || ep->cm_id || !list_empty(&ep->pending) ||
 		!hlist_unhashed(&ep->local));
 	xa_destroy(&ep->calls);
+	/* The proof an accept expected is as good as the secret for it. */
+	memzero_explicit(&ep->auth, sizeof(ep->auth));
 	kfree(ep->rma.ctx);
 	vfree(ep->rx_ctl);
 	put_net(ep->net);

@@ -9,6 +9,7 @@
  */
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/random.h>
 #include <rdma/ib_cm.h>
 
 #include "scif_main.h"
@@ -19,6 +20,9 @@
  * struct scif_cm_priv - private data of a CM request and reply
  * @magic: SCIF_CM_MAGIC
  * @version: SCIF_CM_VERSION
+ * @flags: SCIF_CM_F_AUTH, else zero. Senders before the secret existed
+ *	wrote zero here and ignore it, so a node without a secret and an
+ *	older one interoperate unchanged.
  * @rsvd: zero
  * @src_node: the sender's node id
  * @src_port: the sender's port
@@ -28,12 +32,34 @@
 struct scif_cm_priv {
 	__be32 magic;
 	u8 version;
-	u8 rsvd[3];
+	u8 flags;
+	u8 rsvd[2];
 	__be16 src_node;
 	__be16 src_port;
 	__be16 dst_node;
 	__be16 dst_port;
 };
+
+/* The sender has the node table's secret: a struct scif_cm_auth follows. */
+#define SCIF_CM_F_AUTH	0x01
+
+/**
+ * struct scif_cm_auth - the private data with the secret's proof
+ * @priv: as without, with SCIF_CM_F_AUTH set
+ * @nonce: the sender's fresh random nonce
+ * @mac: reply only: the server's proof (scif_auth_proof()); a request
+ *	ends before it
+ *
+ * A request is 32 bytes (rdma_cm allows 56 over the IB CM for
+ * RDMA_PS_TCP), a reply 64 (of 196).
+ */
+struct scif_cm_auth {
+	struct scif_cm_priv priv;
+	u8 nonce[SCIF_AUTH_NONCE_LEN];
+	u8 mac[SCIF_AUTH_MAC_LEN];
+};
+
+#define SCIF_CM_AUTH_REQ_LEN	offsetof(struct scif_cm_auth, mac)
 
 static int scif_cm_ep_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
@@ -53,6 +79,7 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 {
 	const struct scif_cm_priv *priv = ev->param.conn.private_data;
 	struct scif_endpt *lep, *nep;
+	bool auth;
 	u16 self;
 
 	if (!priv || ev->param.conn.private_data_len < sizeof(*priv) ||
@@ -75,10 +102,33 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 				     &id->route.addr.dst_addr);
 		return -EACCES;
 	}
+	/*
+	 * With a secret, only a request that brings a nonce goes on (the
+	 * proofs come at accept). Without one, a request that brings one is
+	 * refused too, so that its sender fails at once (ECONNREFUSED)
+	 * instead of after a reply without a proof.
+	 */
+	auth = priv->flags & SCIF_CM_F_AUTH &&
+	       ev->param.conn.private_data_len >= SCIF_CM_AUTH_REQ_LEN;
+	if (auth != scif_auth_enabled()) {
+		atomic64_inc(&scif_auth_failed);
+		net_warn_ratelimited("scire_scif: connection request from node %u (%pISc) refused: %s\n",
+				     be16_to_cpu(priv->src_node),
+				     &id->route.addr.dst_addr,
+				     auth ? "this node has no secret" :
+				     "no proof of the secret");
+		return -EACCES;
+	}
 
 	nep = scif_ep_alloc(sn->net);
 	if (!nep)
 		return -ENOMEM;
+	if (auth) {
+		nep->auth.on = true;
+		memcpy(nep->auth.nonce_c,
+		       ((const struct scif_cm_auth *)priv)->nonce,
+		       SCIF_AUTH_NONCE_LEN);
+	}
 	nep->state = SCIFEP_CONNECTING;
 	nep->cm_id = id;
 	nep->port.node = self;
@@ -128,15 +178,32 @@ static int scif_cm_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *e
 	return scif_cm_request(sn, id, ev) ? 1 : 0;
 }
 
+/* The connecting side keeps the server's nonce and proof from the reply. */
+static void scif_cm_rep_auth(struct scif_endpt *ep, const struct rdma_cm_event *ev)
+{
+	const struct scif_cm_auth *rep = ev->param.conn.private_data;
+
+	if (!rep || ev->param.conn.private_data_len < sizeof(*rep) ||
+	    be32_to_cpu(rep->priv.magic) != SCIF_CM_MAGIC ||
+	    !(rep->priv.flags & SCIF_CM_F_AUTH))
+		return;
+	memcpy(ep->auth.nonce_s, rep->nonce, sizeof(ep->auth.nonce_s));
+	memcpy(ep->auth.mac, rep->mac, sizeof(ep->auth.mac));
+	ep->auth.rep_proof = true;
+}
+
 static int scif_cm_ep_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct scif_endpt *ep = id->context;
 	int ret;
 
 	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (ep->auth.client)
+			scif_cm_rep_auth(ep, ev);
+		fallthrough;
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-	case RDMA_CM_EVENT_ESTABLISHED:
 		scif_cm_event(ep, ev->event, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
@@ -217,6 +284,65 @@ static void scif_cm_param(struct scif_endpt *ep, struct rdma_conn_param *param,
 	priv->version = SCIF_CM_VERSION;
 }
 
+/*
+ * The connecting side, established: check the server's proof from the
+ * reply, then send its own as the connection's first message. A server
+ * without the secret, or with another one, is refused here.
+ */
+static int scif_cm_client_auth(struct scif_endpt *ep)
+{
+	u8 mac[SCIF_AUTH_MAC_LEN];
+	int ret = -EACCES;
+
+	if (ep->auth.rep_proof)
+		ret = scif_auth_check(ep, true, ep->auth.mac);
+	if (!ret)
+		ret = scif_auth_proof(ep, false, mac);
+	if (!ret) {
+		ret = scif_msg_post_auth(ep, mac);
+		memzero_explicit(mac, sizeof(mac));
+		return ret;
+	}
+	atomic64_inc(&scif_auth_failed);
+	net_warn_ratelimited("scire_scif: connection to node %u port %u refused: %s\n",
+			     ep->peer.node, ep->peer.port,
+			     ep->auth.rep_proof ? "wrong proof of the secret" :
+			     "the node sent no proof of the secret");
+	return -ECONNREFUSED;
+}
+
+/*
+ * The accepting side, established: wait (SCIF_AUTH_TIMEOUT at most) for
+ * the client's proof, which scif_auth_rx() checks as it arrives.
+ */
+static int scif_cm_server_auth(struct scif_endpt *ep)
+{
+	const char *why;
+	long left;
+	int state;
+
+	left = wait_event_interruptible_timeout(ep->wq,
+						READ_ONCE(ep->auth.state) != SCIF_AUTH_WAIT ||
+						READ_ONCE(ep->conn_err),
+						SCIF_AUTH_TIMEOUT);
+	if (left < 0)
+		return -EINTR;
+	/* Pairs with the release in scif_auth_rx(). */
+	state = smp_load_acquire(&ep->auth.state);
+	if (state == SCIF_AUTH_OK)
+		return 0;
+	if (state == SCIF_AUTH_FAILED)
+		why = "wrong proof of the secret";
+	else if (READ_ONCE(ep->conn_err))
+		why = "closed before its proof of the secret";
+	else
+		why = "no proof of the secret in time";
+	atomic64_inc(&scif_auth_failed);
+	net_warn_ratelimited("scire_scif: connection from node %u port %u refused: %s\n",
+			     ep->peer.node, ep->peer.port, why);
+	return -EACCES;
+}
+
 /**
  * scif_cm_connect() - connect an endpoint to a port of a node
  * @ep: the endpoint, bound, state SCIFEP_CONNECTING, @ep->lock held
@@ -226,11 +352,15 @@ static void scif_cm_param(struct scif_endpt *ep, struct rdma_conn_param *param,
  *
  * Resolves the address and route, sets the connection up (QP, buffers)
  * and connects; returns once the connection is established or failed.
- * On failure everything is undone.
+ * With the node table's secret set, the request carries a nonce, the
+ * server's proof in the reply is checked and this side's proof sent
+ * (scif_auth.c). On failure everything is undone.
  *
  * Context: process, may sleep (up to SCIF_TIMEOUT per step); interruptible.
  * Return: 0; -ECONNREFUSED (nobody listens on the port, or its backlog is
  * full); -ENODEV (no route to the node, or it does not answer); -ETIMEDOUT;
+ * -ECONNREFUSED also when one side has the secret and the other not, or
+ * another one (counted in scif_auth_failed by the side that finds out);
  * -EINTR; -ENOMEM or an errno of rdma_cm.
  */
 int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
@@ -238,7 +368,7 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 {
 	struct sockaddr_storage addr = *dst, src;
 	struct rdma_conn_param param;
-	struct scif_cm_priv priv = {};
+	struct scif_cm_auth priv = {};
 	struct rdma_cm_id *id;
 	bool have_src;
 	u16 self;
@@ -267,6 +397,8 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 	ep->cm_id = id;
 	ep->cm_event = -1;
 	ep->conn_err = 0;
+	memset(&ep->auth, 0, sizeof(ep->auth));
+	ep->auth.client = true;
 
 	ret = rdma_resolve_addr(id, have_src ? (struct sockaddr *)&src : NULL,
 				(struct sockaddr *)&addr, SCIF_CM_TIMEOUT_MS);
@@ -279,15 +411,24 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 	if (!ret)
 		ret = scif_conn_setup(ep);
 	if (!ret) {
-		scif_cm_param(ep, &param, &priv);
-		priv.src_node = cpu_to_be16(src_node);
-		priv.src_port = cpu_to_be16(ep->port.port);
-		priv.dst_node = cpu_to_be16(dst_id->node);
-		priv.dst_port = cpu_to_be16(dst_id->port);
+		scif_cm_param(ep, &param, &priv.priv);
+		priv.priv.src_node = cpu_to_be16(src_node);
+		priv.priv.src_port = cpu_to_be16(ep->port.port);
+		priv.priv.dst_node = cpu_to_be16(dst_id->node);
+		priv.priv.dst_port = cpu_to_be16(dst_id->port);
+		if (scif_auth_enabled()) {
+			ep->auth.on = true;
+			get_random_bytes(ep->auth.nonce_c, sizeof(ep->auth.nonce_c));
+			memcpy(priv.nonce, ep->auth.nonce_c, sizeof(priv.nonce));
+			priv.priv.flags = SCIF_CM_F_AUTH;
+			param.private_data_len = SCIF_CM_AUTH_REQ_LEN;
+		}
 		ret = rdma_connect(id, &param);
 	}
 	if (!ret)
 		ret = scif_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ret && ep->auth.on)
+		ret = scif_cm_client_auth(ep);
 	if (ret) {
 		scif_conn_teardown(ep);
 		scif_cm_destroy(ep);
@@ -300,31 +441,59 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
  * @ep: the endpoint of the request, state SCIFEP_CONNECTING, taken off its
  *	listener's pending list
  *
- * Context: process, may sleep up to SCIF_TIMEOUT; interruptible.
- * Return: 0 once established; else a negative errno, and the request is
- * gone (rejected or failed), its resources freed.
+ * With the node table's secret (the request brought a nonce: only then
+ * was it queued, scif_cm_request()), the reply carries this side's nonce
+ * and proof, and the connection counts as accepted only once the client's
+ * proof has come as its first message (scif_auth.c).
+ *
+ * Context: process, may sleep up to SCIF_TIMEOUT, and SCIF_AUTH_TIMEOUT
+ * more for the proof; interruptible.
+ * Return: 0 once established; else a negative errno (-EACCES: no right
+ * proof of the secret, counted in scif_auth_failed), and the request is
+ * gone (rejected, failed or disconnected), its resources freed.
  */
 int scif_cm_accept(struct scif_endpt *ep)
 {
 	struct rdma_conn_param param;
-	struct scif_cm_priv priv = {};
+	struct scif_cm_auth priv = {};
 	int ret;
 
 	ret = READ_ONCE(ep->conn_err);
 	if (!ret)
 		ret = scif_conn_setup(ep);
 	if (!ret) {
-		scif_cm_param(ep, &param, &priv);
-		priv.src_node = cpu_to_be16(ep->port.node);
-		priv.src_port = cpu_to_be16(ep->port.port);
-		priv.dst_node = cpu_to_be16(ep->peer.node);
-		priv.dst_port = cpu_to_be16(ep->peer.port);
+		scif_cm_param(ep, &param, &priv.priv);
+		priv.priv.src_node = cpu_to_be16(ep->port.node);
+		priv.priv.src_port = cpu_to_be16(ep->port.port);
+		priv.priv.dst_node = cpu_to_be16(ep->peer.node);
+		priv.priv.dst_port = cpu_to_be16(ep->peer.port);
+	}
+	if (!ret && ep->auth.on) {
+		get_random_bytes(ep->auth.nonce_s, sizeof(ep->auth.nonce_s));
+		memcpy(priv.nonce, ep->auth.nonce_s, sizeof(priv.nonce));
+		priv.priv.flags = SCIF_CM_F_AUTH;
+		param.private_data_len = sizeof(priv);
+		ret = scif_auth_proof(ep, true, priv.mac);
+		if (!ret)
+			ret = scif_auth_proof(ep, false, ep->auth.mac);
+		if (ret) {
+			/* The secret was cleared since the request came. */
+			atomic64_inc(&scif_auth_failed);
+			ret = -EACCES;
+		} else {
+			/* From here on scif_rx_msg() takes only the proof. */
+			WRITE_ONCE(ep->auth.state, SCIF_AUTH_WAIT);
+		}
+	}
+	if (!ret) {
 		rdma_lock_handler(ep->cm_id);
 		ret = rdma_accept(ep->cm_id, &param);
 		rdma_unlock_handler(ep->cm_id);
 	}
 	if (!ret)
 		ret = scif_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ret && ep->auth.on)
+		ret = scif_cm_server_auth(ep);
 	if (ret) {
 		scif_cm_reject(ep);
 		scif_conn_teardown(ep);

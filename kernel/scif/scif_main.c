@@ -88,6 +88,7 @@ err_mmap:
 	scif_mmap_exit();
 err_nodes:
 	scif_nodes_exit();
+	scif_auth_exit();
 err_pernet:
 	unregister_pernet_subsys(&scif_net_ops);
 	return ret;
@@ -98,6 +99,7 @@ static void __exit scif_exit(void)
 	scif_fd_exit();
 	scif_mmap_exit();
 	scif_nodes_exit();
+	scif_auth_exit();
 	unregister_pernet_subsys(&scif_net_ops);
 }
 
@@ -107,3 +109,5 @@ module_exit(scif_exit);
 MODULE_AUTHOR("The scire authors");
 MODULE_DESCRIPTION("SCIF endpoints, windows and RMA over RDMA");
 MODULE_LICENSE("Dual BSD/GPL");
+/* The node table's secret (scif_auth.c) asks for hmac(sha256). */
+MODULE_SOFTDEP("pre: hmac sha256");

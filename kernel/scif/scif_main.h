@@ -68,6 +68,13 @@
 #define SCIF_MAX_NODE		0xfffe	/* node ids 0 .. SCIF_MAX_NODE */
 #define SCIF_MAX_BACKLOG	1024
 
+/* The node table's shared secret (scif_auth.c) */
+#define SCIF_AUTH_SECRET_MAX	64	/* bytes */
+#define SCIF_AUTH_NONCE_LEN	16
+#define SCIF_AUTH_MAC_LEN	32	/* HMAC-SHA256 */
+/* How long scif_accept() waits for the client's proof after the RTU. */
+#define SCIF_AUTH_TIMEOUT	(5 * HZ)
+
 extern unsigned int scif_cm_port;
 
 /* --- nodes (scif_nodes.c) --------------------------------------------------- */
@@ -81,6 +88,7 @@ int scif_node_exists(struct net *net, u16 node);
 int scif_node_check_peer(struct net *net, u16 claimed,
 			 const struct sockaddr_storage *src);
 extern atomic64_t scif_cm_rejected;
+extern atomic64_t scif_auth_failed;
 
 /* --- per network namespace (scif_main.c) -------------------------------------- */
 
@@ -110,6 +118,36 @@ struct scif_net {
 };
 
 struct scif_net *scif_net(struct net *net);
+
+/* --- the shared secret (scif_auth.c) ------------------------------------------ */
+
+enum scif_auth_state {
+	SCIF_AUTH_NONE,		/* no proof asked for on this connection */
+	SCIF_AUTH_WAIT,		/* accepted: the client's proof has not come */
+	SCIF_AUTH_OK,		/* it came and was right */
+	SCIF_AUTH_FAILED,	/* a wrong proof, or another message first */
+};
+
+/**
+ * struct scif_ep_auth - one connection's proofs of the secret
+ * @on: this connection proves the secret (both sides had one)
+ * @client: this side connected (else it accepts)
+ * @rep_proof: client: the CM reply carried the server's nonce and proof
+ * @state: server: enum scif_auth_state; written in the CQ's softirq
+ * @nonce_c: the client's nonce
+ * @nonce_s: the server's nonce
+ * @mac: client: the server's proof from the reply; server: the client's
+ *	proof it expects
+ */
+struct scif_ep_auth {
+	bool on;
+	bool client;
+	bool rep_proof;
+	int state;
+	u8 nonce_c[SCIF_AUTH_NONCE_LEN];
+	u8 nonce_s[SCIF_AUTH_NONCE_LEN];
+	u8 mac[SCIF_AUTH_MAC_LEN];
+};
 
 /* --- endpoints --------------------------------------------------------------- */
 
@@ -206,6 +244,7 @@ struct scif_buf {
  * @local_gone: teardown has started: never into that table again (under
  *	its lock)
  * @rma: windows, RMA and fences (scif_rma.h)
+ * @auth: the proofs of the node table's secret (scif_auth.c)
  */
 struct scif_endpt {
 	struct kref ref;
@@ -259,6 +298,7 @@ struct scif_endpt {
 	struct hlist_node local;
 	bool local_gone;
 	struct scif_rma_info rma;
+	struct scif_ep_auth auth;
 };
 
 /* --- messages (scif_msg.c) ---------------------------------------------------- */
@@ -267,6 +307,7 @@ enum scif_msg_type {
 	SCIF_MSG_DATA		= 1,	/* stream bytes */
 	SCIF_MSG_WINDOW		= 2,	/* only the consumed count */
 	SCIF_MSG_REPLY		= 3,	/* answers the request with the same cookie */
+	SCIF_MSG_AUTH		= 4,	/* the client's proof of the secret, first */
 	/* scif_rma.c and scif_fence.c: requests, each answered by a REPLY */
 	SCIF_MSG_REGISTER	= 16,	/* a window's offset range and MRs */
 	SCIF_MSG_UNREGISTER	= 17,
@@ -317,6 +358,16 @@ int scif_stream_send(struct scif_endpt *ep, const void *buf, int len, bool block
 int scif_stream_recv(struct scif_endpt *ep, void *buf, int len, bool block);
 int scif_stream_release(struct scif_endpt *ep);
 void scif_rx_sync(struct scif_endpt *ep);
+int scif_msg_post_auth(struct scif_endpt *ep, const u8 *mac);
+
+/* --- the secret's proofs (scif_auth.c) ---------------------------------------- */
+
+int scif_auth_set_secret(const u8 *key, size_t len);
+bool scif_auth_enabled(void);
+int scif_auth_proof(struct scif_endpt *ep, bool server, u8 *mac);
+int scif_auth_check(struct scif_endpt *ep, bool server, const u8 *mac);
+int scif_auth_rx(struct scif_endpt *ep, u16 type, const void *data, u32 len);
+void scif_auth_exit(void);
 
 /* --- connections (scif_cm.c) -------------------------------------------------- */
 

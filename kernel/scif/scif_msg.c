@@ -381,6 +381,42 @@ int scif_msg_post(struct scif_endpt *ep, u16 type, u64 cookie, int status,
 }
 
 /**
+ * scif_msg_post_auth() - send the client's proof of the secret
+ * @ep: a connecting endpoint whose connection is established, before
+ *	scif_conn_established(): nothing else has been sent on it
+ * @mac: the proof (SCIF_AUTH_MAC_LEN bytes)
+ *
+ * The first message of the connection (SCIF_MSG_AUTH), which the accepting
+ * side waits for before its scif_accept() returns (scif_auth.c). Every
+ * message buffer is free at this point, so this does not wait.
+ *
+ * Context: process.
+ * Return: 0, -ECONNRESET if the QP is gone, -EBUSY (never expected), or the
+ * errno of ib_post_send().
+ */
+int scif_msg_post_auth(struct scif_endpt *ep, const u8 *mac)
+{
+	struct scif_buf *buf = NULL;
+	int i, ret;
+
+	spin_lock_bh(&ep->slock);
+	i = find_first_bit(ep->tx_free, SCIF_TX_DEPTH);
+	if (i < SCIF_TX_DEPTH && ep->sq_avail > 0) {
+		__clear_bit(i, ep->tx_free);
+		ep->sq_avail--;
+		buf = &ep->tx[i];
+	}
+	spin_unlock_bh(&ep->slock);
+	if (!buf)
+		return -EBUSY;
+	scif_msg_fill(buf, SCIF_MSG_AUTH, 0, 0, mac, SCIF_AUTH_MAC_LEN);
+	down_read(&ep->res_sem);
+	ret = scif_msg_send(ep, buf, SCIF_AUTH_MAC_LEN);
+	up_read(&ep->res_sem);
+	return ret;
+}
+
+/**
  * scif_msg_post_rma_done() - send a message whose completion completes RMA
  *	batch @seq
  * @ep: a connected endpoint
@@ -584,6 +620,19 @@ static int scif_rx_msg(struct scif_endpt *ep, struct scif_buf *buf, u32 byte_len
 		ep->tx_acked = consumed;
 	spin_unlock_bh(&ep->slock);
 
+	/*
+	 * An accept that waits for the client's proof takes nothing else,
+	 * and nothing more once it is wrong.
+	 */
+	switch (READ_ONCE(ep->auth.state)) {
+	case SCIF_AUTH_WAIT:
+		return scif_auth_rx(ep, type, hdr + 1, len);
+	case SCIF_AUTH_FAILED:
+		return -EACCES;
+	default:
+		break;
+	}
+
 	switch (type) {
 	case SCIF_MSG_DATA:
 		ret = scif_rx_data(ep, (const u8 *)(hdr + 1), len);
@@ -616,6 +665,16 @@ static void scif_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	ret = scif_rx_msg(ep, buf, wc->byte_len);
+	if (ret == -EACCES) {
+		/*
+		 * No right proof of the secret. The accept ends the connection
+		 * (scif_cm_server_auth()), once rdma_cm has it established:
+		 * failing it here, before the RTU, would have the accept reject
+		 * a connection that its client already sees established, and
+		 * the client would never hear of the end.
+		 */
+		return;
+	}
 	if (ret) {
 		pr_debug("scire_scif: bad message on port %u: %d\n", ep->port.port, ret);
 		scif_conn_lost(ep);

@@ -438,8 +438,47 @@ static ssize_t scif_subsys_cm_rejected_show(struct config_item *item, char *page
 
 CONFIGFS_ATTR_RO(scif_subsys_, cm_rejected);
 
+/*
+ * /sys/kernel/config/scif/auth_failed: connections refused since the
+ * module was loaded because one side did not prove the node table's
+ * secret (scif_auth.c): a request without a nonce to a node with a secret
+ * or the reverse, a missing or wrong proof in a reply (counted by the
+ * connecting side), a missing, late or wrong proof from a client (counted
+ * by the accepting side).
+ */
+atomic64_t scif_auth_failed = ATOMIC64_INIT(0);
+
+static ssize_t scif_subsys_auth_failed_show(struct config_item *item, char *page)
+{
+	return sysfs_emit(page, "%lld\n", atomic64_read(&scif_auth_failed));
+}
+
+CONFIGFS_ATTR_RO(scif_subsys_, auth_failed);
+
+/*
+ * /sys/kernel/config/scif/secret: the node table's shared secret, 1 to
+ * SCIF_AUTH_SECRET_MAX bytes; one trailing newline is not part of it, and
+ * writing nothing else clears it. Write-only (mode 0200, no show: configfs
+ * refuses to open it for reading with EACCES), so it is never read back.
+ */
+static ssize_t scif_subsys_secret_store(struct config_item *item,
+					const char *page, size_t count)
+{
+	size_t len = count;
+	int ret;
+
+	if (len && page[len - 1] == '\n')
+		len--;
+	ret = scif_auth_set_secret(page, len);
+	return ret ? ret : count;
+}
+
+CONFIGFS_ATTR_WO(scif_subsys_, secret);
+
 static struct configfs_attribute *scif_subsys_attrs[] = {
 	&scif_subsys_attr_cm_rejected,
+	&scif_subsys_attr_auth_failed,
+	&scif_subsys_attr_secret,
 	NULL,
 };
 
