@@ -356,14 +356,10 @@ int main(int argc, char **argv)
 	int op, cond, ran = 0, ret;
 	char name[64];
 
-	t_name = "scire_access";
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_rc_args(argc, argv, 1, &opt);
+	ctx = t_rc_start("scire_access", argc, argv, 1, &opt, &path);
 	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
-	t_rng_seed(t_fresh_seed());
 
-	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
 	if (!pd || !pd_other)

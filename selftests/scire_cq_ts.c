@@ -193,11 +193,7 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 
-	t_name = "scire_cq_ts";
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_rc_args(argc, argv, 0, &opt);
-	t_rng_seed(t_fresh_seed());
-	ctx = t_open_path(opt.dev, opt.gid_index, &path);
+	ctx = t_rc_start("scire_cq_ts", argc, argv, 0, &opt, &path);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		t_fatal("alloc_pd: %s", t_errname(errno));

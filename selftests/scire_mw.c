@@ -279,14 +279,10 @@ int main(int argc, char **argv)
 	uint32_t rk1, rk2;
 	uint8_t *other;
 
-	t_name = "scire_mw";
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_rc_args(argc, argv, 1, &opt);
+	ctx = t_rc_start("scire_mw", argc, argv, 1, &opt, &path);
 	only = opt.only;
 	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
-	t_rng_seed(t_fresh_seed());
-	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
 	if (!pd || !pd_other)

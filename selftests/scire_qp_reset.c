@@ -131,12 +131,8 @@ int main(int argc, char **argv)
 	int ret, i, seen_send = 0, seen_recv = 0;
 	double deadline;
 
-	t_name = "scire_qp_reset";
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_rc_args(argc, argv, 0, &opt);
-	t_rng_seed(t_fresh_seed());
+	ctx = t_rc_start("scire_qp_reset", argc, argv, 0, &opt, &path);
 
-	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		t_fatal("alloc_pd: %s", t_errname(errno));

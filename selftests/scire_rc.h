@@ -431,6 +431,22 @@ static inline void t_rc_args(int argc, char **argv, int checks, struct t_rc_opts
 	}
 }
 
+/*
+ * The start of every RC test program: its name for messages, stdout line
+ * buffered, the options parsed, the PRNG seeded afresh, and the device
+ * opened with its path. Returns the device's context.
+ */
+static inline struct ibv_context *t_rc_start(const char *name, int argc, char **argv,
+					     int checks, struct t_rc_opts *o,
+					     struct t_path *path)
+{
+	t_name = name;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	t_rc_args(argc, argv, checks, o);
+	t_rng_seed(t_fresh_seed());
+	return t_open_path(o->dev, o->gid_index, path);
+}
+
 /* --- CQs -------------------------------------------------------------------- */
 
 /*

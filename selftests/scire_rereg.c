@@ -205,14 +205,10 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr, *peer;
 	struct ibv_mw *mw;
 
-	t_name = "scire_rereg";
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_rc_args(argc, argv, 1, &opt);
+	ctx = t_rc_start("scire_rereg", argc, argv, 1, &opt, &path);
 	only = opt.only;
 	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
-	t_rng_seed(t_fresh_seed());
-	ctx = t_open_path(opt.dev, opt.gid_index, &path);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
 	if (!pd || !pd_other)
