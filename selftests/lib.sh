@@ -116,7 +116,9 @@ listening()
 # Does `rdma link show` know device $1?
 rdma_has()
 {
-	rdma link show "$1/1" >/dev/null 2>&1
+	# sysfs first (no process started); rdma(8) for what this sysfs
+	# does not show (another netns in exclusive mode).
+	[ -e "/sys/class/infiniband/$1" ] || rdma link show "$1/1" >/dev/null 2>&1
 }
 
 # Port state (PORT_ACTIVE, PORT_DOWN, ...) of device $1 as ibv_devinfo
@@ -153,19 +155,19 @@ dev_netdev()
 # digits) matches the grep REGEX; exit status 1 if there is none.
 roce_v2_gid_matching()
 {
-	local d=/sys/class/infiniband/$1/ports/1 i
+	local d=/sys/class/infiniband/$1/ports/1 i f t best=""
 
-	# grep reads the whole table in one go (rxe has 1024 entries); no
-	# process substitution: the test VM has no /dev/fd.
-	i=$(grep -l -e "$2" "$d"/gids/* 2>/dev/null |
-		sed 's|.*/||' | sort -n | while read -r i; do
-			if [ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ]; then
-				echo "$i"
-				break
-			fi
-		done)
-	[ -n "$i" ] || return 1
-	echo "$i"
+	# One grep reads the whole table (rxe has 1024 entries); the types of
+	# the hits with builtins. No process substitution: the test VM has no
+	# /dev/fd.
+	for f in $(grep -l -e "$2" "$d"/gids/* 2>/dev/null); do
+		i=${f##*/}
+		{ [ -z "$best" ] || [ "$i" -lt "$best" ]; } || continue
+		read -r t <"$d/gid_attrs/types/$i" 2>/dev/null || continue
+		[ "$t" != "RoCE v2" ] || best=$i
+	done
+	[ -n "$best" ] || return 1
+	echo "$best"
 }
 
 # Print the index of port 1's first RoCE v2 GID of RDMA device $1 that holds
@@ -194,12 +196,30 @@ print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2") || return 1
 # Fails the test (exit 1) otherwise; use as gid=$(need_dev_gid DEV) || exit 1.
 need_dev_gid()
 {
+	local i end=$((SECONDS + 5))
+
 	rdma_has "$1" || fail "no RDMA device $1 (SCIRE_DEV=$SCIRE_DEV): $(rdma link show 2>&1)"
-	wait_for 5 sh -c "rdma link show '$1/1' | grep -q 'state ACTIVE'" ||
+	wait_for 5 port_active "$1" ||
 		fail "$1 port 1 is not ACTIVE: $(rdma link show "$1/1" 2>&1)"
-	wait_for 5 roce_v2_ipv4_gid "$1" ||
-		fail "$1 port 1 has no RoCE v2 GID with an IPv4 address (netdev $(dev_netdev "$1"): $(ip -4 -br addr show "$(dev_netdev "$1")" 2>&1))"
-	roce_v2_ipv4_gid "$1"
+	until i=$(roce_v2_ipv4_gid "$1"); do
+		[ "$SECONDS" -lt "$end" ] ||
+			fail "$1 port 1 has no RoCE v2 GID with an IPv4 address (netdev $(dev_netdev "$1"): $(ip -4 -br addr show "$(dev_netdev "$1")" 2>&1))"
+		sleep 0.2
+	done
+	echo "$i"
+}
+
+# port_active DEV: is port 1 of RDMA device DEV ACTIVE? (sysfs, where it
+# shows DEV; else rdma(8).)
+port_active()
+{
+	local st
+
+	if read -r st <"/sys/class/infiniband/$1/ports/1/state" 2>/dev/null; then
+		[ "$st" = "4: ACTIVE" ]
+	else
+		rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE'
+	fi
 }
 
 # Print RDMA device $1's line of `rdma resource show` as "pd=1 cq=1 qp=1 ...".
@@ -316,44 +336,45 @@ topo_veth()
 {
 	local mtu=$1 s ns ifc ip ip6
 
+	# Few processes (each costs a TCG guest a tenth of a second or more):
+	# one ip -batch here, then one shell per namespace.
+	local cmds="" out
+
 	for s in A B; do
 		eval "ns=\$TOPO_NS_$s"
-		[ -n "$ns" ] || continue
-		if ! ip netns list | grep -q "^$ns\>"; then
+		if [ -n "$ns" ] && [ ! -e "/run/netns/$ns" ]; then
 			ip netns add "$ns" || fail "ip netns add $ns failed"
 		fi
-		ip -n "$ns" link set lo up || fail "cannot set lo up in netns $ns"
 	done
-	ip link add "$TOPO_IF_A" type veth peer name "$TOPO_IF_B" ||
-		fail "ip link add $TOPO_IF_A type veth peer name $TOPO_IF_B failed"
+	cmds="link add $TOPO_IF_A type veth peer name $TOPO_IF_B"$'\n'
+	[ -z "$TOPO_NS_A" ] || cmds+="link set $TOPO_IF_A netns $TOPO_NS_A"$'\n'
+	[ -z "$TOPO_NS_B" ] || cmds+="link set $TOPO_IF_B netns $TOPO_NS_B"$'\n'
+	out=$(ip -batch - <<<"$cmds" 2>&1) ||
+		fail "creating veth pair $TOPO_IF_A/$TOPO_IF_B (namespaces ${TOPO_NS_A:-init_net}, ${TOPO_NS_B:-init_net}) failed: $out"
 	if [ "$TOPO_IPV6" = 1 ]; then
 		TOPO_IP6_A=$TOPO_NET6::1 TOPO_IP6_B=$TOPO_NET6::2
 	fi
 	for s in A B; do
 		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s ip=\$TOPO_IP_$s ip6=\$TOPO_IP6_$s"
-		if [ -n "$ns" ]; then
-			ip link set "$ifc" netns "$ns" || fail "cannot move $ifc into netns $ns"
-		fi
+		cmds="link set $ifc mtu $mtu"$'\n'"addr add $ip/24 dev $ifc"$'\n'
+		[ -z "$ip6" ] || cmds+="addr add $ip6/64 dev $ifc nodad"$'\n'
+		cmds+="link set $ifc up"$'\n'
+		[ -z "$ns" ] || cmds="link set lo up"$'\n'"$cmds"
 		# Without TOPO_IPV6, no IPv6: no link-local GIDs and no DAD
 		# delay to wait for; the tests use the IPv4 RoCE v2 GIDs.
-		if [ -z "$ip6" ]; then
-			in_ns "$ns" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" 2>/dev/null
-		fi
-		in_ns "$ns" ip link set "$ifc" mtu "$mtu" || fail "cannot set $ifc's MTU to $mtu"
-		in_ns "$ns" ip addr add "$ip/24" dev "$ifc" || fail "cannot add $ip/24 to $ifc"
-		if [ -n "$ip6" ]; then
-			in_ns "$ns" ip -6 addr add "$ip6/64" dev "$ifc" nodad ||
-				fail "cannot add $ip6/64 to $ifc"
-		fi
-	done
-	for s in A B; do
-		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s"
-		in_ns "$ns" ip link set "$ifc" up || fail "cannot set $ifc up"
-	done
-	for s in A B; do
-		eval "ns=\$TOPO_NS_$s ifc=\$TOPO_IF_$s"
-		wait_for 5 in_ns "$ns" grep -qx 1 "/sys/class/net/$ifc/carrier" ||
-			fail "$ifc (netns ${ns:-init_net}) has no carrier: $(in_ns "$ns" ip -br link show "$ifc" 2>&1)"
+		# B's end, up last, waits for its carrier (a veth has it on
+		# both ends once both are up), at most 5 s.
+		# shellcheck disable=SC2016 # sh's own $1, $2 and $3
+		out=$(in_ns "$ns" sh -c '[ -n "$1" ] || echo 1 >"/proc/sys/net/ipv6/conf/$2/disable_ipv6"
+			ip -batch - || exit 1
+			[ "$3" = B ] || exit 0
+			for i in $(seq 50); do
+				[ "$(cat "/sys/class/net/$2/carrier")" != 1 ] || exit 0
+				sleep 0.1
+			done
+			echo "no carrier on $2 after 5 s: $(ip -br link show "$2")"; exit 1' \
+			sh "$ip6" "$ifc" "$s" <<<"$cmds" 2>&1) ||
+			fail "cannot set up $ifc (netns ${ns:-init_net}: MTU $mtu, $ip/24${ip6:+, $ip6/64}, up): $out"
 	done
 }
 
@@ -392,7 +413,11 @@ topo_ready()
 # Print the active MTU (bytes) of port 1 of RDMA device $1.
 dev_active_mtu()
 {
-	ibv_devinfo -d "$1" | sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n1
+	local k v _
+
+	while read -r k v _; do
+		[ "$k" != active_mtu: ] || { echo "$v"; return 0; }
+	done <<<"$(ibv_devinfo -d "$1" -i 1)"
 }
 
 # Print a one-line summary of the topology.
@@ -495,11 +520,12 @@ topo_teardown()
 		out=$(timeout 60 rdma link delete "$d" 2>&1) || { echo "teardown: rdma link delete $d: $out"; ok=1; }
 	done
 	# Deleting one end of a veth pair deletes both.
-	if [ -n "$TOPO_IF_A" ] && in_ns "$TOPO_NS_A" ip link show "$TOPO_IF_A" >/dev/null 2>&1; then
-		in_ns "$TOPO_NS_A" ip link del "$TOPO_IF_A" || ok=1
+	if [ -n "$TOPO_IF_A" ]; then
+		out=$(in_ns "$TOPO_NS_A" ip link del "$TOPO_IF_A" 2>&1) ||
+			[[ $out == *"Cannot find device"* ]] || { echo "teardown: ip link del $TOPO_IF_A: $out"; ok=1; }
 	fi
 	for ns in "$TOPO_NS_A" "$TOPO_NS_B"; do
-		{ [ -n "$ns" ] && ip netns list | grep -q "^$ns\>"; } || continue
+		[ -n "$ns" ] && [ -e "/run/netns/$ns" ] || continue
 		ip netns del "$ns" || { echo "teardown: ip netns del $ns failed"; ok=1; }
 	done
 	if [ "$TOPO_RXE_LOADED" = 1 ]; then
