@@ -117,6 +117,9 @@
  *				TrapRepress of the pending trap's TID).
  * @SCIRE_CNT_TRAPS_ABANDONED:	scire_ib: traps given up unrepressed after
  *				SCIRE_IB_TRAP_TRIES sends.
+ * @SCIRE_CNT_RESP_REM_ACCESS_ERR: requests the responder refused for
+ *				their R_Key, range or rights, on either path:
+ *				NAK'd on RC, dropped on UC (mlx5's name).
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -142,6 +145,7 @@ enum scire_counter {
 	SCIRE_CNT_TRAPS_SENT,
 	SCIRE_CNT_TRAPS_REPRESSED,
 	SCIRE_CNT_TRAPS_ABANDONED,
+	SCIRE_CNT_RESP_REM_ACCESS_ERR,
 	SCIRE_CNT_MAX,
 };
 

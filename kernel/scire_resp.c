@@ -212,6 +212,8 @@ static void scire_resp_fail(struct scire_qp *qp, enum scire_nak_code nak,
 {
 	struct scire_resp *resp = &qp->resp;
 
+	if (nak == SCIRE_NAK_REMOTE_ACCESS_ERR)
+		scire_count(qp->sdev, SCIRE_CNT_RESP_REM_ACCESS_ERR, 1);
 	scire_resp_nak(qp, SCIRE_AETH_NAK | nak, psn);
 	if (resp->wqe_valid)
 		scire_resp_complete_err(qp, status);
@@ -237,10 +239,13 @@ static void scire_resp_drop_msg(struct scire_qp *qp)
 static void scire_resp_reject(struct scire_qp *qp, enum scire_nak_code nak,
 			      enum ib_wc_status status)
 {
-	if (scire_resp_is_rc(qp))
+	if (scire_resp_is_rc(qp)) {
 		scire_resp_fail(qp, nak, qp->resp.psn, status);
-	else
-		scire_resp_drop_msg(qp);
+		return;
+	}
+	if (nak == SCIRE_NAK_REMOTE_ACCESS_ERR)
+		scire_count(qp->sdev, SCIRE_CNT_RESP_REM_ACCESS_ERR, 1);
+	scire_resp_drop_msg(qp);
 }
 
 /*

@@ -36,6 +36,7 @@ static const struct rdma_stat_desc scire_counter_desc[SCIRE_CNT_MAX] = {
 	[SCIRE_CNT_TRAPS_SENT] = { .name = "traps_sent" },
 	[SCIRE_CNT_TRAPS_REPRESSED] = { .name = "traps_repressed" },
 	[SCIRE_CNT_TRAPS_ABANDONED] = { .name = "traps_abandoned" },
+	[SCIRE_CNT_RESP_REM_ACCESS_ERR] = { .name = "resp_remote_access_errors" },
 };
 
 /**
