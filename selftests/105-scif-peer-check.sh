@@ -58,9 +58,9 @@ forge()
 	for try in 1 2 3; do
 		res=$(in_ns "$TOPO_NS_A" timeout 30 "$prog" forge "$src" "$TOPO_IP_B" \
 			"$cm_port" "$claim" 2 "$port" "$@" 2>&1)
-		case $res in error:*) sleep 1 ;; *) break ;; esac
+		case $res in *error:*) sleep 1 ;; *) break ;; esac
 	done
-	echo "# $what: $res" >&2
+	echo "# $what: $(echo "$res" | tr '\n' ' ')" >&2
 	printf '%s' "$res"
 }
 

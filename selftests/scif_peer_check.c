@@ -8,6 +8,11 @@
  *	one connection, prints "accepted node N port P", closes it and
  *	exits 0; exits 1 if none came within SECONDS.
  *
+ *   scif_peer_check hold PORT NPORTS BACKLOG SECONDS
+ *	SCIF listeners on PORT .. PORT + NPORTS - 1 with BACKLOG each that
+ *	accept nothing: prints "listening", holds them for SECONDS (or until
+ *	killed), then closes them, which rejects what they had queued.
+ *
  *   scif_peer_check forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]
  *	A raw rdma_cm client, no libscif and no /dev/scif: from the address
  *	SRC, it sends DST's SCIF bridge (rdma_cm port CM_PORT) a connection
@@ -15,9 +20,10 @@
  *	asks for DST_NODE:DST_PORT, laid out as scire_scif's own requests
  *	are (kernel/scif/scif_cm.c: magic "SCIF", version 1, the sender's
  *	node and port, the node and port asked for, big-endian). "magic"
- *	sends a wrong magic instead. Prints "rejected", "established" or
- *	"error: ..."; exits 0 if rejected, 2 if established (the request
- *	was taken), 1 on any other outcome.
+ *	sends a wrong magic instead. Prints "sent" once the request is on
+ *	its way, then "rejected", "established" or "error: ..."; exits 0 if
+ *	rejected, 2 if established (the request was taken), 1 on any other
+ *	outcome.
  *
  *   scif_peer_check connect NODE PORT
  *	A libscif client of this namespace's node: scif_connect() to
@@ -82,6 +88,28 @@ static int listen_one(int port, int seconds)
 	fflush(stdout);
 	scif_close(nepd);
 	scif_close(epd);
+	return 0;
+}
+
+static int hold(int port, int nports, int backlog, int seconds)
+{
+	scif_epd_t epd;
+	int i;
+
+	for (i = 0; i < nports; i++) {
+		epd = scif_open();
+		if (epd == SCIF_OPEN_FAILED) {
+			perror("scif_open");
+			return 1;
+		}
+		if (scif_bind(epd, (uint16_t)(port + i)) < 0 || scif_listen(epd, backlog) < 0) {
+			perror("scif_bind/scif_listen");
+			return 1;
+		}
+	}
+	printf("listening\n");
+	fflush(stdout);
+	sleep(seconds);
 	return 0;
 }
 
@@ -183,6 +211,8 @@ static int forge(char **argv, int wrong_magic)
 		printf("error: rdma_connect (%s)\n", strerror(errno));
 		goto out_mr;
 	}
+	printf("sent\n");
+	fflush(stdout);
 	type = next_event(ch, &status);
 	switch (type) {
 	case RDMA_CM_EVENT_REJECTED:
@@ -253,12 +283,15 @@ int main(int argc, char **argv)
 		return show_nodes();
 	if (argc == 4 && !strcmp(argv[1], "listen"))
 		return listen_one(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 6 && !strcmp(argv[1], "hold"))
+		return hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "forge"))
 		return forge(argv + 2, argc == 9 && !strcmp(argv[8], "magic"));
 	fprintf(stderr, "usage: %s listen PORT SECONDS\n"
+		"       %s hold PORT NPORTS BACKLOG SECONDS\n"
 		"       %s forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]\n"
 		"       %s connect NODE PORT\n"
 		"       %s nodes\n",
-		argv[0], argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0], argv[0]);
 	return 1;
 }

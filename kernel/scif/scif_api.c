@@ -379,10 +379,8 @@ static struct scif_endpt *scif_accept_take(struct scif_endpt *lep, bool sync)
 		}
 		nep = list_first_entry_or_null(&lep->pending, struct scif_endpt,
 					       pending_entry);
-		if (nep) {
-			list_del_init(&nep->pending_entry);
-			lep->npending--;
-		}
+		if (nep)
+			scif_pending_unlink(lep, nep);
 		spin_unlock_bh(&lep->slock);
 		if (nep)
 			return nep;
@@ -495,10 +493,8 @@ int scif_close(scif_epd_t epd)
 			spin_lock_bh(&ep->slock);
 			nep = list_first_entry_or_null(&ep->pending, struct scif_endpt,
 						       pending_entry);
-			if (nep) {
-				list_del_init(&nep->pending_entry);
-				ep->npending--;
-			}
+			if (nep)
+				scif_pending_unlink(ep, nep);
 			spin_unlock_bh(&ep->slock);
 			if (!nep)
 				break;

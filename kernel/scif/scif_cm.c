@@ -73,6 +73,60 @@ static void scif_cm_event(struct scif_endpt *ep, int event, int err)
 	wake_up_all(&ep->wq);
 }
 
+unsigned int scif_max_pending_node = SCIF_MAX_BACKLOG;
+module_param_named(max_pending_node, scif_max_pending_node, uint, 0644);
+MODULE_PARM_DESC(max_pending_node,
+		 "connection requests one remote node may have queued on a node's listeners, all ports together (default 1024)");
+
+/*
+ * Count one more request from @node queued on @sn's listeners. Called
+ * under the listener's slock. Return: false if @node already has
+ * scif_max_pending_node queued (or no memory to count it).
+ */
+static bool scif_pending_node_get(struct scif_net *sn, u16 node)
+{
+	unsigned long n;
+	bool ok;
+
+	xa_lock_bh(&sn->pending);
+	n = xa_to_value(xa_load(&sn->pending, node) ?: xa_mk_value(0));
+	ok = n < READ_ONCE(scif_max_pending_node) &&
+	     !xa_is_err(__xa_store(&sn->pending, node, xa_mk_value(n + 1),
+				   GFP_ATOMIC));
+	xa_unlock_bh(&sn->pending);
+	return ok;
+}
+
+/**
+ * scif_pending_unlink() - take a queued connection request off its listener
+ * @lep: the listening endpoint, its slock held by the caller
+ * @nep: a request on @lep's pending list
+ *
+ * Also gives back the count of @nep's node in the node's per-node bound
+ * (module parameter max_pending_node).
+ *
+ * Context: @lep->slock held (BH disabled).
+ */
+void scif_pending_unlink(struct scif_endpt *lep, struct scif_endpt *nep)
+{
+	struct scif_net *sn = scif_net(lep->net);
+	unsigned long n;
+
+	lockdep_assert_held(&lep->slock);
+	list_del_init(&nep->pending_entry);
+	lep->npending--;
+	xa_lock_bh(&sn->pending);
+	n = xa_to_value(xa_load(&sn->pending, nep->peer.node) ?: xa_mk_value(0));
+	if (!WARN_ON_ONCE(!n)) {
+		if (n == 1)
+			__xa_erase(&sn->pending, nep->peer.node);
+		else
+			__xa_store(&sn->pending, nep->peer.node, xa_mk_value(n - 1),
+				   GFP_ATOMIC);
+	}
+	xa_unlock_bh(&sn->pending);
+}
+
 /* A CM request for a port of this node: queue it on the listener. */
 static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 			   struct rdma_cm_event *ev)
@@ -139,10 +193,14 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 	mutex_lock(&sn->lock);
 	lep = xa_load(&sn->listeners, nep->port.port);
 	if (lep) {
-		bool queued = false;
+		bool queued = false, node_full = false;
 
 		spin_lock_bh(&lep->slock);
 		if (lep->state == SCIFEP_LISTENING && lep->npending < lep->backlog) {
+			node_full = !scif_pending_node_get(sn, nep->peer.node);
+			queued = !node_full;
+		}
+		if (queued) {
 			/* From here on the events of this ID are the endpoint's. */
 			id->context = nep;
 			id->event_handler = scif_cm_ep_handler;
@@ -150,13 +208,23 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 			nep->listener = lep;
 			list_add_tail(&nep->pending_entry, &lep->pending);
 			lep->npending++;
-			queued = true;
 		}
 		spin_unlock_bh(&lep->slock);
-		if (queued)
+		if (queued) {
 			wake_up_all(&lep->wq);
-		else
+		} else {
 			lep = NULL;
+			/*
+			 * One remote node filling listener after listener
+			 * would hold endpoints and CM IDs for all of them.
+			 */
+			if (node_full) {
+				atomic64_inc(&scif_cm_rejected);
+				net_warn_ratelimited("scire_scif: connection request from node %u refused: %u of its requests are queued here already\n",
+						     nep->peer.node,
+						     READ_ONCE(scif_max_pending_node));
+			}
+		}
 	}
 	mutex_unlock(&sn->lock);
 	if (!lep) {

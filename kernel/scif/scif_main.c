@@ -40,6 +40,7 @@ static int __net_init scif_net_init(struct net *net)
 	mutex_init(&sn->cm_lock);
 	xa_init(&sn->ports);
 	xa_init(&sn->listeners);
+	xa_init_flags(&sn->pending, XA_FLAGS_LOCK_BH);
 	sn->next_port = SCIF_PORT_RSVD;
 	return 0;
 }
@@ -50,9 +51,10 @@ static void __net_exit scif_net_exit(struct net *net)
 
 	/* Endpoints and listeners hold the namespace: none can be left. */
 	WARN_ON(!xa_empty(&sn->ports) || !xa_empty(&sn->listeners) ||
-		sn->cm_listen[0] || sn->cm_listen[1]);
+		!xa_empty(&sn->pending) || sn->cm_listen[0] || sn->cm_listen[1]);
 	xa_destroy(&sn->ports);
 	xa_destroy(&sn->listeners);
+	xa_destroy(&sn->pending);
 }
 
 static struct pernet_operations scif_net_ops = {

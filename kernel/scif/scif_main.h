@@ -88,6 +88,7 @@ int scif_node_exists(struct net *net, u16 node);
 int scif_node_check_peer(struct net *net, u16 claimed,
 			 const struct sockaddr_storage *src);
 extern atomic64_t scif_cm_rejected;
+extern unsigned int scif_max_pending_node;
 extern atomic64_t scif_auth_failed;
 
 /* --- per network namespace (scif_main.c) -------------------------------------- */
@@ -105,12 +106,16 @@ extern atomic64_t scif_auth_failed;
  *	so the listeners can be destroyed (which waits for their handlers)
  *	while it is held
  * @nlisten: listening endpoints of this node
+ * @pending: node id -> connection requests from that node queued on this
+ *	node's listeners (xa_mk_value), bounded by scif_max_pending_node;
+ *	its own lock (BH), taken inside a listener's slock
  */
 struct scif_net {
 	struct net *net;
 	struct mutex lock;	/* see above */
 	struct xarray ports;
 	struct xarray listeners;
+	struct xarray pending;
 	struct rdma_cm_id *cm_listen[2];
 	u16 next_port;
 	struct mutex cm_lock;	/* see above */
@@ -377,6 +382,7 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 		    u16 src_node, const struct scif_port_id *dst_id);
 int scif_cm_accept(struct scif_endpt *ep);
 void scif_cm_reject(struct scif_endpt *ep);
+void scif_pending_unlink(struct scif_endpt *lep, struct scif_endpt *nep);
 void scif_cm_disconnect(struct scif_endpt *ep);
 void scif_cm_destroy(struct scif_endpt *ep);
 
