@@ -5,7 +5,9 @@
 # $SCIRE_DEV hold, under the limits an administrator has: scire_limits.
 #
 #   - RLIMIT_MEMLOCK (1 MiB here) bounds the pages its MRs pin: ENOMEM one
-#     page beyond it, and the pages come back on deregistration;
+#     page beyond it, and the pages come back on deregistration; the same
+#     for SCIF windows, and RLIMIT_NOFILE bounds its SCIF endpoints
+#     (EMFILE);
 #   - an rdma cgroup with hca_handle=2 bounds its device contexts and one
 #     with hca_object=24 its PDs, CQs and MRs: EAGAIN beyond them, while
 #     another unprivileged user outside the cgroup creates a PD, 32 CQs, 32
@@ -57,6 +59,19 @@ out=$(ulimit -l 1024 && as_nobody "" -- "$prog" -d "$dev" -m memlock 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" = 0 ] || fail "RLIMIT_MEMLOCK and scire's MRs (status $rc)"
+
+# SCIF, on this host's own node: windows against RLIMIT_MEMLOCK, endpoints
+# (open files of /dev/scif) against RLIMIT_NOFILE.
+if [ -c /dev/scif ]; then
+	scif=$(need_prog scif_peer_check) || exit 1
+	export LD_LIBRARY_PATH=$SCIRE_BUILD/libscif${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	out=$(ulimit -l 1024 -n 64 && as_nobody "" -- timeout 120 "$scif" limits 2500 2>&1)
+	rc=$?
+	echo "$out"
+	[ "$rc" = 0 ] || fail "SCIF under RLIMIT_MEMLOCK and RLIMIT_NOFILE (status $rc)"
+else
+	echo "no /dev/scif: SCIF's limits not checked"
+fi
 
 # The rdma cgroup. Debug kernels may not have it: say so.
 if [ ! -f $cgroot/cgroup.controllers ]; then

@@ -31,6 +31,15 @@
  *	(exit 2). Used from another namespace, it is a container knocking
  *	on another container's node (selftests/107-netns-exclusive.sh).
  *
+ *   scif_peer_check limits PORT
+ *	What an unprivileged user's SCIF endpoints can hold, under its own
+ *	limits (selftests/51-limits.sh runs it as uid 65534): over a
+ *	loopback connection to PORT of this node, windows of half of
+ *	RLIMIT_MEMLOCK twice register and one page more is ENOMEM, then
+ *	registers again once a window is unregistered; and endpoints are
+ *	opened until one fails with EMFILE (RLIMIT_NOFILE), their number
+ *	below the limit. Prints what it saw; exits 0, or 1 on a difference.
+ *
  *   scif_peer_check nodes
  *	Prints what /dev/scif opened here reports: "self N nodes A B ..."
  *	(scif_get_node_ids()).
@@ -45,6 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
@@ -111,6 +123,106 @@ static int hold(int port, int nports, int backlog, int seconds)
 	fflush(stdout);
 	sleep(seconds);
 	return 0;
+}
+
+static int limits(int port)
+{
+	uint16_t nodes[64], self;
+	struct scif_port_id dst, peer;
+	scif_epd_t lep, cep, aep, eps[4096];
+	size_t lim, half, pg = (size_t)sysconf(_SC_PAGESIZE);
+	int fds[2], n, bad = 0, err;
+	struct rlimit rl;
+	off_t a, b, c;
+	char *buf, x;
+	pid_t pid;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY) {
+		printf("error: RLIMIT_MEMLOCK must be finite\n");
+		return 1;
+	}
+	lim = rl.rlim_cur / pg * pg;
+	half = lim / 2 / pg * pg;
+	if (scif_get_node_ids(nodes, 64, &self) < 0) {
+		perror("scif_get_node_ids");
+		return 1;
+	}
+	lep = scif_open();
+	if (lep == SCIF_OPEN_FAILED || scif_bind(lep, (uint16_t)port) < 0 ||
+	    scif_listen(lep, 1) < 0) {
+		perror("listener");
+		return 1;
+	}
+	if (pipe(fds))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		/* The accepting side holds its end until the parent is done. */
+		close(fds[1]);
+		alarm(120);
+		if (scif_accept(lep, &peer, &aep, SCIF_ACCEPT_SYNC) < 0)
+			_exit(1);
+		while (read(fds[0], &x, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	cep = scif_open();
+	dst.node = self;
+	dst.port = (uint16_t)port;
+	if (cep == SCIF_OPEN_FAILED || scif_connect(cep, &dst) < 0) {
+		perror("scif_connect (loopback)");
+		return 1;
+	}
+	buf = mmap(NULL, lim + 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (buf == MAP_FAILED)
+		return 1;
+	memset(buf, 1, lim + 2 * pg);
+	a = scif_register(cep, buf, half, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	b = scif_register(cep, buf + half, lim - half, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (a < 0 || b < 0) {
+		printf("windows up to RLIMIT_MEMLOCK (%zu bytes): %s\n", lim, strerror(errno));
+		return 1;
+	}
+	c = scif_register(cep, buf + lim, pg, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	err = errno;
+	if (c >= 0 || err != ENOMEM) {
+		printf("one page beyond RLIMIT_MEMLOCK: %s, expected ENOMEM\n",
+		       c >= 0 ? "registered" : strerror(err));
+		bad = 1;
+	} else {
+		printf("windows: %zu bytes pinned, one page more: ENOMEM\n", lim);
+	}
+	if (scif_unregister(cep, a, half) < 0 ||
+	    scif_register(cep, buf + lim, pg, 0, SCIF_PROT_READ, 0) < 0) {
+		printf("after scif_unregister(), a page: %s\n", strerror(errno));
+		bad = 1;
+	}
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1;
+	for (n = 0; n < 4096; n++) {
+		eps[n] = scif_open();
+		if (eps[n] == SCIF_OPEN_FAILED)
+			break;
+	}
+	err = errno;
+	if (n == 4096 || err != EMFILE || (rlim_t)n >= rl.rlim_cur) {
+		printf("endpoints: %d opened under RLIMIT_NOFILE %llu, then %s; expected EMFILE\n",
+		       n, (unsigned long long)rl.rlim_cur, n == 4096 ? "none failed" : strerror(err));
+		bad = 1;
+	} else {
+		printf("endpoints: %d opened under RLIMIT_NOFILE %llu, then EMFILE\n", n,
+		       (unsigned long long)rl.rlim_cur);
+	}
+	while (n--)
+		scif_close(eps[n]);
+	scif_close(cep);
+	close(fds[1]);
+	waitpid(pid, &err, 0);
+	scif_close(lep);
+	return bad;
 }
 
 static int get_addr(const char *host, int port, struct sockaddr_storage *ss)
@@ -283,6 +395,8 @@ int main(int argc, char **argv)
 		return show_nodes();
 	if (argc == 4 && !strcmp(argv[1], "listen"))
 		return listen_one(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "limits"))
+		return limits(atoi(argv[2]));
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "forge"))
@@ -291,7 +405,8 @@ int main(int argc, char **argv)
 		"       %s hold PORT NPORTS BACKLOG SECONDS\n"
 		"       %s forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]\n"
 		"       %s connect NODE PORT\n"
+		"       %s limits PORT\n"
 		"       %s nodes\n",
-		argv[0], argv[0], argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
 	return 1;
 }
