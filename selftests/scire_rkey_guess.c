@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * scire_rkey_guess -d DEV [-g GIDIDX]
+ * scire_rkey_guess -d DEV [-g GIDIDX] [-t SECONDS]
  *
  * A client that guesses rkeys, against a victim with live regions. The
  * victim (its own device context and PD, as another process would have)
@@ -25,6 +25,12 @@
  *   - not one byte of the hidden page changed;
  *   - every guess was counted in DEV's resp_remote_access_errors;
  *   - the victim's CQ holds nothing.
+ *
+ * With -t, a flood instead, as fast as it goes for SECONDS (it prints
+ * "flooding" when it starts), then the same checks: keys that cannot be
+ * right (the other key bytes of the indices seen, and the client's own
+ * keys, of another PD), so that a long flood never hits by chance;
+ * selftests/99-rkey-guess.sh runs honest traffic beside it.
  *
  * A guess hits by chance with probability about NV * guesses / 2^32 when
  * keys are unpredictable (here about 1 in 20,000 runs); a key scheme with a
@@ -197,8 +203,16 @@ int main(int argc, char **argv)
 	struct ibv_wc wc;
 	int i, j, d, b, changed = 0;
 	uint64_t hidden_va;
-	double end;
+	double end, flood = 0;
 
+	/* -t SECONDS: the flood; the rest are t_rc_start()'s options. */
+	for (i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "-t")) {
+			flood = atof(argv[i + 1]);
+			memmove(&argv[i], &argv[i + 2], (argc - i - 1) * sizeof(*argv));
+			argc -= 2;
+			break;
+		}
 	probe = t_rc_start("scire_rkey_guess", argc, argv, 0, &o, &path);
 	dev = o.dev;
 	page = sysconf(_SC_PAGESIZE);
@@ -250,6 +264,20 @@ int main(int argc, char **argv)
 		}							\
 	} while (0)
 
+	if (flood > 0) {
+		printf("flooding\n");
+		end = t_now() + flood;
+		while (t_now() < end)
+			for (i = 0; i <= NA; i++) {
+				for (b = 0; b < 256; b++)
+					if (b != (int)(seen[i] & 0xff))
+						GUESS((seen[i] & ~0xffu) | b);
+				if (i < NA)
+					GUESS(seen[i]);
+			}
+		printf("%" PRIu64 " guesses in %.0f s\n", guesses, flood);
+		goto granted;
+	}
 	for (i = 0; i <= NA; i++) {
 		uint32_t idx = seen[i] >> 8;
 
@@ -270,6 +298,7 @@ int main(int argc, char **argv)
 		GUESS((uint32_t)t_rand64());
 	printf("%" PRIu64 " guesses in all (counter successors, %d random)\n", guesses, NRANDOM);
 
+granted:
 	/* The granted key works: its write lands, after every guess (UC order). */
 	memcpy(cbuf, &(uint32_t){ MARK }, 4);
 	write_guess(&c, &sge, (uintptr_t)vbuf, granted->rkey);
