@@ -54,8 +54,7 @@ lid_of() { ibstat "sws$1" | sed -n 's/^[[:space:]]*Base lid: //p'; }
 guid_of() { echo "0x$(tr -d : <"/sys/class/infiniband/sws$1/node_guid")"; }
 
 # --- the fabric ---------------------------------------------------------------
-# The debug kernel is built without CONFIG_BRIDGE: the three hosts'
-# segment cannot be made there.
+# A kernel without CONFIG_BRIDGE cannot make the three hosts' segment.
 if ! out=$(ip link add "$br" type bridge 2>&1); then
 	[ -d /sys/class/net/"$br" ] || [ -e /sys/module/bridge ] || modprobe -q bridge ||
 		skip "this kernel has no bridge (CONFIG_BRIDGE) for the hosts' segment: $out"

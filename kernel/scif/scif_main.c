@@ -20,6 +20,14 @@ MODULE_PARM_DESC(cm_port,
 
 static unsigned int scif_net_id;
 
+/*
+ * The xarrays of struct scif_net share one lock class (xa_init_flags() is
+ * inline), but only the pending counts' lock nests inside a listener's
+ * slock, which the CQ's softirq takes: its own class, so that lockdep does
+ * not take the ports' lock (taken with softirqs on) for it.
+ */
+static struct lock_class_key scif_pending_key;
+
 /**
  * scif_net() - a namespace's SCIF node state
  * @net: the network namespace
@@ -41,6 +49,7 @@ static int __net_init scif_net_init(struct net *net)
 	xa_init(&sn->ports);
 	xa_init(&sn->listeners);
 	xa_init_flags(&sn->pending, XA_FLAGS_LOCK_BH);
+	lockdep_set_class(&sn->pending.xa_lock, &scif_pending_key);
 	sn->next_port = SCIF_PORT_RSVD;
 	return 0;
 }
