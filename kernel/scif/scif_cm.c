@@ -67,6 +67,8 @@ static void scif_cm_event(struct scif_endpt *ep, int event, int err)
 {
 	spin_lock_bh(&ep->slock);
 	ep->cm_event = event;
+	if (event >= 0 && event < 32)
+		ep->cm_seen |= BIT(event);
 	if (err && !ep->conn_err)
 		ep->conn_err = err;
 	spin_unlock_bh(&ep->slock);
@@ -325,14 +327,21 @@ static int scif_cm_wait(struct scif_endpt *ep, int event)
 	long left;
 
 	left = wait_event_interruptible_timeout(ep->wq,
-						READ_ONCE(ep->cm_event) == event ||
+						READ_ONCE(ep->cm_seen) & BIT(event) ||
 						READ_ONCE(ep->conn_err),
 						SCIF_TIMEOUT);
+	/*
+	 * The event came, even if an error came after it: a peer that
+	 * disconnects right after the connection is established leaves an
+	 * accepted connection, closed by the peer, not a failed accept.
+	 */
+	if (READ_ONCE(ep->cm_seen) & BIT(event))
+		return 0;
 	if (left < 0)
 		return -EINTR;
 	if (READ_ONCE(ep->conn_err))
 		return ep->conn_err;
-	return left ? 0 : -ETIMEDOUT;
+	return -ETIMEDOUT;
 }
 
 static void scif_cm_param(struct scif_endpt *ep, struct rdma_conn_param *param,
@@ -464,6 +473,7 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 		return PTR_ERR(id);
 	ep->cm_id = id;
 	ep->cm_event = -1;
+	ep->cm_seen = 0;
 	ep->conn_err = 0;
 	memset(&ep->auth, 0, sizeof(ep->auth));
 	ep->auth.client = true;

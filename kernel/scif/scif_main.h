@@ -211,6 +211,9 @@ struct scif_buf {
  *	rdma_cm handler; -ECONNRESET also when the connection is lost
  *	before the connect or accept returns (scif_conn_lost())
  * @cm_event: the last rdma_cm event seen, for scif_connect()'s steps
+ * @cm_seen: every rdma_cm event seen on the current ID (BIT(event)): an
+ *	ESTABLISHED followed at once by the peer's DISCONNECTED is still
+ *	an accepted connection, however late its waiter runs
  * @backlog: maximum pending connection requests of a listener
  * @npending: connection requests on @pending
  * @pending: endpoints (SCIFEP_CONNECTING) waiting for scif_accept()
@@ -267,6 +270,7 @@ struct scif_endpt {
 	wait_queue_head_t wq;
 	int conn_err;
 	int cm_event;
+	u32 cm_seen;
 
 	int backlog;
 	int npending;
