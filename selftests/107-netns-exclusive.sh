@@ -19,7 +19,9 @@
 #    /sys/class/infiniband) and opened (ibv_devinfo) in its own namespace
 #    only; from init_net and from the other namespace it is not listed,
 #    ibv_devinfo -d does not find it, and opening its uverbs file fails
-#    with EPERM. ibv_rc_pingpong runs between the two namespaces.
+#    with EPERM. ibv_rc_pingpong runs between the two namespaces, as
+#    root and as uid 65534 without capabilities, and that user in nsB
+#    cannot open nsA's device even with its file at mode 0666.
 # 3. scireB is moved to nsA while scire_hold holds it open in nsB: the
 #    holder sees DEVICE_FATAL and exits cleanly, scireB is then nsA's
 #    only; moved back, ibv_rc_pingpong works again.
@@ -205,20 +207,37 @@ for ns in nsA nsB; do
 done
 
 port=18515
+# pingpong WHEN [nobody]: ibv_rc_pingpong between the namespaces, as root
+# or as uid 65534 without capabilities.
 pingpong()
 {
-	local ga gb out
+	local ga gb out as=()
 
+	[ "${2:-}" = nobody ] &&
+		as=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all)
 	ga=$(gid_in nsA scireA) || fail "scireA has no IPv4 RoCE v2 GID in nsA"
 	gb=$(gid_in nsB scireB) || fail "scireB has no IPv4 RoCE v2 GID in nsB"
 	out=$(pair_run_ns 60 "tcp:$port" nsA nsB \
-		ibv_rc_pingpong -d scireA -g "$ga" -p "$port" -n 200 -s 4096 -- \
-		ibv_rc_pingpong -d scireB -g "$gb" -p "$port" -n 200 -s 4096 "$TOPO_IP_A") ||
+		"${as[@]}" ibv_rc_pingpong -d scireA -g "$ga" -p "$port" -n 200 -s 4096 -- \
+		"${as[@]}" ibv_rc_pingpong -d scireB -g "$gb" -p "$port" -n 200 -s 4096 "$TOPO_IP_A") ||
 		fail "ibv_rc_pingpong scireA (nsA) <-> scireB (nsB) $1: $out"
 	echo "ibv_rc_pingpong nsA <-> nsB $1: $(grep -m1 'Mbit/sec' <<<"$out")"
 	port=$((port + 1))
 }
 pingpong "after the devices were given to their namespaces"
+
+# An unprivileged user in each container uses its container's device (its
+# uverbs file opened to every user, as distributions' udev rules make it),
+# and cannot open the other container's, whatever the file's mode.
+va=$(uverbs_of nsA scireA) && vb=$(uverbs_of nsB scireB) || fail "no uverbs files for scireA, scireB"
+chmod 0666 "/dev/infiniband/$va" "/dev/infiniband/$vb" || fail "chmod the uverbs files"
+pingpong "as uid 65534 without capabilities in both" nobody
+out=$(ip netns exec nsB setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	--bounding-set=-all sh -c "exec 3</dev/infiniband/$va" 2>&1) &&
+	fail "uid 65534 in nsB opened scireA's /dev/infiniband/$va"
+grep -q 'Operation not permitted' <<<"$out" ||
+	fail "uid 65534 in nsB opening scireA's /dev/infiniband/$va failed, but not with EPERM: $out"
+echo "uid 65534 in nsB: scireA's /dev/infiniband/$va (mode 0666): EPERM"
 
 # --- 3. moving a device while it is open ---------------------------------------
 ip netns exec nsB "$hold" -d scireB >"$tmp/hold" 2>&1 &
