@@ -566,7 +566,9 @@ tcp_listening_ns()
 	in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
 }
 
-# Is an rdma_cm ID listening on port $1 (any device, any netns)?
+# cm_listening PORT [NS]: is an rdma_cm ID listening on PORT, as rdma(8)
+# sees it from NS (any namespace's in shared netns mode; in exclusive mode
+# only those of NS's devices)?
 cm_listening()
 {
 	rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1\>"
