@@ -1198,8 +1198,8 @@ int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 /* scire_mr.c */
 struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_dm *scire_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
-			    struct ib_dm_alloc_attr *attr,
-			    struct uverbs_attr_bundle *attrs);
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
 int scire_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
 struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,

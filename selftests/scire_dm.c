@@ -278,30 +278,37 @@ int main(int argc, char **argv)
 		dm_check("read", "after the READ", dm);
 	}
 	CHECK("local-sge") {
+		static uint8_t peer[4096];
+		struct ibv_mr *pmr;
 		struct t_rc_pair p;
 
+		pmr = ibv_reg_mr(pd, peer, sizeof(peer), RACC & ~IBV_ACCESS_ZERO_BASED);
+		if (!pmr)
+			t_fatal("local-sge: reg_mr of the peer buffer: %s", t_errname(errno));
 		dm_fill(dm);
 		t_rc_pair_new(&p, pd, &path);
-		memset(p.lbuf, 0, 4096);
-		/* DM MR offset 8000 -> the peer's page. */
-		rdma("local-sge", 1, 8000, mr->lkey, (uintptr_t)p.lbuf, p.lmr->rkey, 2048,
+		/* DM MR offset 8000 -> the peer buffer. */
+		rdma("local-sge", 1, 8000, mr->lkey, (uintptr_t)peer, pmr->rkey, 2048,
 		     IBV_WC_SUCCESS, &p);
-		if (memcmp(p.lbuf, snap + MROFF + 8000, 2048))
+		if (memcmp(peer, snap + MROFF + 8000, 2048))
 			t_fail("local-sge: the WRITE from DM MR offset 8000 delivered other bytes than the DM holds");
 		dm_check("local-sge", "after the WRITE from it", dm);
-		/* The peer's page -> DM MR offset 12000, by READ. */
-		t_rand_fill(p.lbuf, 4096);
-		rdma("local-sge", 0, 12000, mr->lkey, (uintptr_t)p.lbuf, p.lmr->rkey, 1024,
+		/* The peer buffer -> DM MR offset 12000, by READ. */
+		t_rand_fill(peer, sizeof(peer));
+		rdma("local-sge", 0, 12000, mr->lkey, (uintptr_t)peer, pmr->rkey, 1024,
 		     IBV_WC_SUCCESS, &p);
-		memcpy(snap + MROFF + 12000, p.lbuf, 1024);
+		memcpy(snap + MROFF + 12000, peer, 1024);
 		t_rc_pair_free(&p);
 		dm_check("local-sge", "after the READ into it", dm);
+		if ((ret = ibv_dereg_mr(pmr)))
+			t_fail("local-sge: dereg_mr: %s", t_errname(ret));
 	}
 	CHECK("busy") {
 		ret = ibv_free_dm(dm);
 		expect_errno("busy", "free_dm while an MR covers it", ret, EBUSY);
 		if (!ret)
 			t_fatal("busy: the DM is gone under its MR");
+		dm_fill(dm);
 		dm_check("busy", "after the refused free", dm);
 	}
 
