@@ -885,8 +885,9 @@ err_free:
  * @ibpd: the PD.
  * @ibdm: the DM, from scire_alloc_dm().
  * @attr: @attr->offset and @attr->length (bytes, the core has checked them
- *	  against the DM's length) and @attr->access_flags, which the core
- *	  has checked include IB_ZERO_BASED.
+ *	  against the DM's length; a length of 0 gives an MR through which
+ *	  nothing but zero-length accesses pass, as on hardware) and
+ *	  @attr->access_flags, which the core has checked include IB_ZERO_BASED.
  * @attrs: the method's attributes; scire reads none.
  *
  * The MR is zero based: iova 0 is byte @attr->offset of the DM. It is a
@@ -895,8 +896,8 @@ err_free:
  * free the DM (EBUSY) while the MR exists.
  *
  * Context: process context, may sleep.
- * Return: the MR or an ERR_PTR: -EINVAL for a zero length, unknown access
- * bits or remote write or atomic without local write; -ENOMEM.
+ * Return: the MR or an ERR_PTR: -EINVAL for a range past the DM, unknown
+ * access bits or remote write or atomic without local write; -ENOMEM.
  */
 struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
@@ -911,7 +912,7 @@ struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	u64 pgoff;
 	int ret;
 
-	if (!scire_mr_access_ok(access) || !attr->length ||
+	if (!scire_mr_access_ok(access) ||
 	    attr->offset + attr->length > dm->size)
 		return ERR_PTR(-EINVAL);
 	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
@@ -928,7 +929,8 @@ struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	first = attr->offset >> PAGE_SHIFT;
 	mr->offset = offset_in_page(attr->offset);
 	mr->npages = DIV_ROUND_UP(mr->offset + attr->length, PAGE_SIZE);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(max(mr->npages, 1UL), sizeof(*mr->pages),
+			     GFP_KERNEL);
 	if (!mr->pages) {
 		ret = -ENOMEM;
 		goto err_free;

@@ -13,7 +13,8 @@
  *               length not a multiple of 4 gives EINVAL, a range past the
  *               end EFAULT
  *   reg         ibv_reg_dm_mr without IBV_ACCESS_ZERO_BASED and past the
- *               DM's end are refused (EINVAL)
+ *               DM's end are refused (EINVAL); one of 0 bytes is taken
+ *               (as on mlx5; pyverbs registers one) and refuses a WRITE
  *   write       RDMA WRITE into a DM MR (zero based, at a DM offset) lands
  *               at that DM offset and nowhere else; past the MR: remote
  *               access error
@@ -241,6 +242,21 @@ int main(int argc, char **argv)
 		expect_errno("reg", "reg_dm_mr past the DM's end", mr ? 0 : errno, EINVAL);
 		if (mr)
 			ibv_dereg_mr(mr);
+		dm_fill(dm);
+		mr = ibv_reg_dm_mr(pd, dm, 100, 0, RACC);
+		if (!mr) {
+			t_fail("reg: reg_dm_mr of 0 bytes: %s, expected success", t_errname(errno));
+		} else {
+			struct t_rc_pair p;
+
+			t_rc_pair_new(&p, pd, &path);
+			rdma("reg", 1, (uintptr_t)p.lbuf, p.lmr->lkey, 0, mr->rkey, 4,
+			     IBV_WC_REM_ACCESS_ERR, &p);
+			t_rc_pair_free(&p);
+			dm_check("reg", "after a WRITE into a 0-byte DM MR", dm);
+			if ((ret = ibv_dereg_mr(mr)))
+				t_fail("reg: dereg_mr of the 0-byte DM MR: %s", t_errname(ret));
+		}
 	}
 
 	mr = ibv_reg_dm_mr(pd, dm, MROFF, MRLEN, RACC);
