@@ -56,6 +56,8 @@
 #define SCIRE_MAX_CQE		BIT(20)	/* ring: 64 MiB of CQEs */
 #define SCIRE_MAX_MR		BIT(20)
 #define SCIRE_MAX_MR_SIZE	BIT_ULL(40)
+/* Device memory (ibv_alloc_dm) of all contexts together, in bytes. */
+#define SCIRE_MAX_DM_SIZE	(16ULL << 20)
 #define SCIRE_MAX_QP		BIT(16)
 #define SCIRE_MAX_QP_WR		BIT(14)	/* per SQ/RQ, power of two */
 #define SCIRE_MAX_SRQ		BIT(16)
@@ -395,6 +397,7 @@ struct scire_ib_pma_base {
  * @num_qp:	live QPs, bounded by SCIRE_MAX_QP.
  * @num_srq:	live SRQs, bounded by SCIRE_MAX_SRQ.
  * @num_ah:	live AHs, bounded by SCIRE_MAX_AH.
+ * @dm_bytes:	bytes of live device memory, bounded by SCIRE_MAX_DM_SIZE.
  * @stats:	per-CPU counters (scire_stats.c).
  */
 struct scire_dev {
@@ -433,6 +436,7 @@ struct scire_dev {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_ah;
+	atomic64_t dm_bytes;
 	struct scire_stats __percpu *stats;
 };
 
@@ -471,6 +475,20 @@ struct scire_pd {
 struct scire_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *addr;
+};
+
+/**
+ * struct scire_dm - device memory (ibv_alloc_dm): kernel memory the process
+ * maps and copies to and from itself; MRs over it (ibv_reg_dm_mr) are
+ * page lists over the same pages.
+ * @ibdm:	the core's DM; must stay first.
+ * @mmap:	the memory and the mmap offset user space maps it at.
+ * @size:	bytes charged to scire_dev.dm_bytes (whole pages).
+ */
+struct scire_dm {
+	struct ib_dm ibdm;
+	struct scire_mmap_entry *mmap;
+	u64 size;
 };
 
 /**
@@ -556,9 +574,12 @@ enum scire_mr_state {
  * @access:	IB_ACCESS_* granted.
  * @iova:	first byte of the region in its own address space.
  * @length:	bytes in the region.
- * @umem:	SCIRE_MR_USER: the pinned user memory.
+ * @umem:	SCIRE_MR_USER: the pinned user memory; NULL for a device
+ *		memory MR (@dm set).
+ * @dm:		device memory MR (ibv_reg_dm_mr): the DM's mmap entry, a
+ *		reference held so that @pages outlive the MR.
  * @pages:	SCIRE_MR_USER: one struct page per PAGE_SIZE of the region,
- *		starting at the page holding @iova.
+ *		starting at the page holding @iova (of the DM for a DM MR).
  * @page_va:	SCIRE_MR_FAST: kernel virtual addresses of the live pages,
  *		each 2^@page_shift bytes; @max_pages entries allocated.
  * @npages:	live entries in @pages or @page_va.
@@ -584,6 +605,7 @@ struct scire_mr {
 	u64 iova;
 	u64 length;
 	struct ib_umem *umem;
+	struct scire_mmap_entry *dm;
 	struct page **pages;
 	u64 *page_va;
 	unsigned long npages;
@@ -1179,6 +1201,13 @@ int scire_cq_post(struct scire_cq *cq, const struct scire_cqe *cqe,
 
 /* scire_mr.c */
 struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_dm *scire_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int scire_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);

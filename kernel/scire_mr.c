@@ -210,6 +210,8 @@ static struct scire_mr *scire_mr_alloc(struct ib_pd *ibpd, int access,
 static void scire_mr_free(struct scire_mr *mr)
 {
 	ib_umem_release(mr->umem);
+	if (mr->dm)
+		rdma_user_mmap_entry_put(&mr->dm->rdma);
 	kvfree(mr->pages);
 	kvfree(mr->page_va);
 	kvfree(mr->map_va);
@@ -879,6 +881,80 @@ err_free:
 }
 
 /**
+ * scire_reg_dm_mr() - register device memory (ibv_reg_dm_mr(3)).
+ * @ibpd: the PD.
+ * @ibdm: the DM, from scire_alloc_dm().
+ * @attr: @attr->offset and @attr->length (bytes, the core has checked them
+ *	  against the DM's length; a length of 0 gives an MR through which
+ *	  nothing but zero-length accesses pass, as on hardware) and
+ *	  @attr->access_flags, which the core has checked include IB_ZERO_BASED.
+ * @attrs: the method's attributes; scire reads none.
+ *
+ * The MR is zero based: iova 0 is byte @attr->offset of the DM. It is a
+ * page list over the DM's pages, so the data path treats it as a user MR;
+ * it holds a reference on the DM's mmap entry, and the core refuses to
+ * free the DM (EBUSY) while the MR exists.
+ *
+ * Context: process context, may sleep.
+ * Return: the MR or an ERR_PTR: -EINVAL for a range past the DM, unknown
+ * access bits or remote write or atomic without local write; -ENOMEM.
+ */
+struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	struct scire_dev *sdev = to_sdev(ibpd->device);
+	struct scire_dm *dm = container_of(ibdm, struct scire_dm, ibdm);
+	int access = attr->access_flags & ~IB_ZERO_BASED;
+	struct rdma_user_mmap_entry *rdma;
+	unsigned long first, i;
+	struct scire_mr *mr;
+	u64 pgoff;
+	int ret;
+
+	if (!scire_mr_access_ok(access) ||
+	    attr->offset + attr->length > dm->size)
+		return ERR_PTR(-EINVAL);
+	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	/* Removed only by dealloc_dm, which the core holds off meanwhile. */
+	pgoff = rdma_user_mmap_get_offset(&dm->mmap->rdma) >> PAGE_SHIFT;
+	rdma = rdma_user_mmap_entry_get_pgoff(ibdm->uobject->context, pgoff);
+	if (!rdma) {
+		ret = -EINVAL;
+		goto err_free;
+	}
+	mr->dm = container_of(rdma, struct scire_mmap_entry, rdma);
+	first = attr->offset >> PAGE_SHIFT;
+	mr->offset = offset_in_page(attr->offset);
+	mr->npages = DIV_ROUND_UP(mr->offset + attr->length, PAGE_SIZE);
+	mr->pages = kvcalloc(max(mr->npages, 1UL), sizeof(*mr->pages),
+			     GFP_KERNEL);
+	if (!mr->pages) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < mr->npages; i++)
+		mr->pages[i] = vmalloc_to_page(mr->dm->addr +
+					       (first + i) * PAGE_SIZE);
+
+	mr->iova = 0;
+	mr->length = attr->length;
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = attr->length;
+	mr->ibmr.page_size = PAGE_SIZE;
+	ret = scire_mr_publish(sdev, mr, SCIRE_MR_VALID);
+	if (ret)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	scire_mr_free(mr);
+	return ERR_PTR(ret);
+}
+
+/**
  * scire_rereg_user_mr() - reregister a user MR in place (IBA 11.2.8.2,
  * Reregister Memory Region; ibv_rereg_mr(3)).
  * @ibmr: the MR, from scire_reg_user_mr().
@@ -909,8 +985,8 @@ err_free:
  * Context: process context, may sleep; the core holds the MR's uobject
  * for writing.
  * Return: NULL (reregistered in place) or an ERR_PTR: -EINVAL for a
- * non-user MR, a zero, too large or wrapping range, unknown access bits,
- * remote write or atomic without local write, or a non-zero UHW request;
+ * non-user or device memory MR, a zero, too large or wrapping range,
+ * unknown access bits, remote write or atomic without local write, or a non-zero UHW request;
  * -EOPNOTSUPP for unknown flags; -EBUSY if windows are bound to it;
  * -EFAULT if the range is not mapped; -ENOMEM.
  */
@@ -931,7 +1007,8 @@ struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EINVAL);
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (mr->type != SCIRE_MR_USER || !scire_mr_access_ok(new_access))
+	if (mr->type != SCIRE_MR_USER || mr->dm ||
+	    !scire_mr_access_ok(new_access))
 		return ERR_PTR(-EINVAL);
 	if (flags & IB_MR_REREG_TRANS) {
 		if (!length || length > SCIRE_MAX_MR_SIZE || iova + length < iova)

@@ -47,7 +47,15 @@ DECLARE_UVERBS_NAMED_METHOD(SCIRE_METHOD_QP_DOORBELL,
 ADD_UVERBS_METHODS(scire_qp_methods, UVERBS_OBJECT_QP,
 		   &UVERBS_METHOD(SCIRE_METHOD_QP_DOORBELL));
 
+/* ibv_alloc_dm: where to mmap the memory (scire_alloc_dm()). */
+ADD_UVERBS_ATTRIBUTES_SIMPLE(scire_dm_alloc_attrs, UVERBS_OBJECT_DM,
+			     UVERBS_METHOD_DM_ALLOC,
+			     UVERBS_ATTR_PTR_OUT(SCIRE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
+						 UVERBS_ATTR_TYPE(u64),
+						 UA_MANDATORY));
+
 const struct uapi_definition scire_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &scire_qp_methods),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &scire_dm_alloc_attrs),
 	{},
 };

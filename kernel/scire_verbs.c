@@ -56,6 +56,7 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->fw_ver = SCIRE_UVERBS_ABI_VERSION;
 	attr->sys_image_guid = sdev->ibdev.node_guid;
 	attr->max_mr_size = SCIRE_MAX_MR_SIZE;
+	attr->max_dm_size = SCIRE_MAX_DM_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->vendor_id = SCIRE_VENDOR_ID;
 	attr->vendor_part_id = 0;

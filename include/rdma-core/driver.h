@@ -95,6 +95,16 @@ _Static_assert(offsetof(struct verbs_mr, mr_type) == 48, "verbs_mr.mr_type");
 _Static_assert(offsetof(struct verbs_mr, access) == 52, "verbs_mr.access");
 _Static_assert(sizeof(struct verbs_mr) == 56, "verbs_mr size");
 
+/* ibv_cmd_alloc_dm fills handle, ibv_cmd_reg_dm_mr and ibv_cmd_free_dm read it. */
+struct verbs_dm {
+	struct ibv_dm dm;
+	uint32_t handle;
+};
+
+_Static_assert(offsetof(struct verbs_dm, dm) == 0, "verbs_dm.dm");
+_Static_assert(offsetof(struct verbs_dm, handle) == sizeof(struct ibv_dm),
+	       "verbs_dm.handle");
+
 /* ibv_cmd_create_cq_ex takes the union; plain CQs use .cq. */
 struct verbs_cq {
 	union {

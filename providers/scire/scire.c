@@ -218,6 +218,7 @@ static void scire_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops scire_ctx_ops = {
+	.alloc_dm = scire_alloc_dm,
 	.alloc_mw = scire_alloc_mw,
 	.alloc_pd = scire_alloc_pd,
 	.attach_mcast = scire_attach_mcast,
@@ -237,6 +238,7 @@ static const struct verbs_context_ops scire_ctx_ops = {
 	.destroy_srq = scire_destroy_srq,
 	.detach_mcast = scire_detach_mcast,
 	.free_context = scire_free_context,
+	.free_dm = scire_free_dm,
 	.modify_qp = scire_modify_qp,
 	.modify_srq = scire_modify_srq,
 	.poll_cq = scire_poll_cq,
@@ -248,6 +250,7 @@ static const struct verbs_context_ops scire_ctx_ops = {
 	.query_port = scire_query_port,
 	.query_qp = scire_query_qp,
 	.query_srq = scire_query_srq,
+	.reg_dm_mr = scire_reg_dm_mr,
 	.reg_mr = scire_reg_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	.rereg_mr = scire_rereg_mr,

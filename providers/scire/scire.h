@@ -196,6 +196,14 @@ int scire_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 int scire_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 		       uint16_t lid);
 
+/* scire_dm.c */
+struct ibv_dm *scire_alloc_dm(struct ibv_context *ibctx,
+			      struct ibv_alloc_dm_attr *attr);
+int scire_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *scire_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
+
 /* scire_mw.c */
 struct ibv_mw *scire_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int scire_dealloc_mw(struct ibv_mw *mw);

@@ -453,6 +453,18 @@ enum scire_qp_doorbell_attrs {
 	SCIRE_ATTR_DOORBELL_FLAGS,
 };
 
+/*
+ * Attributes scire adds to the core's UVERBS_METHOD_DM_ALLOC
+ * (UVERBS_OBJECT_DM).
+ */
+enum scire_alloc_dm_attrs {
+	/*
+	 * __u64 out, mandatory: the offset to mmap(2) the device memory at,
+	 * MAP_SHARED, its length rounded up to whole pages.
+	 */
+	SCIRE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = SCIRE_UVERBS_ID_DRIVER_NS,
+};
+
 /* Which queues a doorbell is for. */
 enum scire_doorbell_flags {
 	SCIRE_DOORBELL_SQ	= 1 << 0,	/* new SQ WQEs */
