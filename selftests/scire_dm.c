@@ -36,29 +36,7 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct t_path path;
-static const char *only;
-static int verbose, checks;
 static uint8_t snap[DMLEN];	/* what the DM should hold */
-
-static int want(const char *check)
-{
-	if (only && !strstr(check, only))
-		return 0;
-	if (verbose)
-		printf("check %s\n", check);
-	checks++;
-	return 1;
-}
-
-static void pass(const char *check, int fails)
-{
-	if (t_failures == fails)
-		printf("ok   %s\n", check);
-	else
-		printf("FAIL %s (see above)\n", check);
-}
-
-#define CHECK(name) for (int _f = t_failures, _once = want(name); _once; _once = 0, pass(name, _f))
 
 static struct ibv_dm *dm_new(size_t len)
 {
@@ -142,8 +120,6 @@ int main(int argc, char **argv)
 	int ret;
 
 	ctx = t_rc_start("scire_dm", argc, argv, 1, &opt, &path);
-	only = opt.only;
-	verbose = opt.verbose;
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		t_fatal("alloc_pd: %s", t_errname(errno));
@@ -336,10 +312,5 @@ int main(int argc, char **argv)
 		t_fail("dealloc_pd: %s", t_errname(ret));
 	if ((ret = ibv_close_device(ctx)))
 		t_fail("close_device: %s", t_errname(ret));
-	if (!checks)
-		t_fatal("no check matches '%s'", only);
-	if (t_failures)
-		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: %d checks\n", t_name, opt.dev, checks);
-	return T_EXIT_PASS;
+	return t_checks_done(opt.dev);
 }

@@ -56,22 +56,10 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd, *pd_other;
 static struct t_path path;
-static const char *only;
-static int verbose, checks;
 static long page;
 
 static uint8_t *tbuf, *snap;	/* the target buffer and what it should hold */
 static struct ibv_mr *tmr;	/* LOCAL_WRITE | MW_BIND, no remote right */
-
-static int want(const char *check)
-{
-	if (only && !strstr(check, only))
-		return 0;
-	if (verbose)
-		printf("check %s\n", check);
-	checks++;
-	return 1;
-}
 
 /* Wait for one CQE; 0 (and a failure) if none came in 20 s. */
 static int cqe(const char *check, struct t_rc_pair *p, struct ibv_wc *wc, const char *what)
@@ -150,7 +138,7 @@ static void bind_fails(const char *check, struct ibv_mw *mw, struct ibv_pd *qpd,
 		t_fail("%s: ibv_bind_mw(MR lkey %#x, MR offset %lld, %llu bytes, window access %#x) succeeded, expected a failure",
 		       check, mr->lkey, (long long)(addr - (uintptr_t)mr->addr),
 		       (unsigned long long)len, access);
-	else if (verbose)
+	else if (t_verbose)
 		printf("  %s: refused: %s\n", check, st < 0 ? t_errname(-st) : ibv_wc_status_str(st));
 	if (mw->rkey != old)
 		t_fail("%s: rkey %#x after the failed bind, expected the old %#x back", check,
@@ -252,23 +240,13 @@ static void invalidate(const char *check, uint32_t rkey, int send_inv)
 			if (wc.status == IBV_WC_SUCCESS)
 				t_fail("%s: %s of type 1 window rkey %#x succeeded, expected an error completion",
 				       check, send_inv ? "SEND_WITH_INV" : "LOCAL_INV", rkey);
-			else if (verbose)
+			else if (t_verbose)
 				printf("  %s: %s\n", check, ibv_wc_status_str(wc.status));
 			break;
 		}
 	}
 	t_rc_pair_free(&p);
 }
-
-static void pass(const char *check, int fails)
-{
-	if (t_failures == fails)
-		printf("ok   %s\n", check);
-	else
-		printf("FAIL %s (see above)\n", check);
-}
-
-#define CHECK(name) for (int _f = t_failures, _once = want(name); _once; _once = 0, pass(name, _f))
 
 int main(int argc, char **argv)
 {
@@ -280,8 +258,6 @@ int main(int argc, char **argv)
 	uint8_t *other;
 
 	ctx = t_rc_start("scire_mw", argc, argv, 1, &opt, &path);
-	only = opt.only;
-	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
@@ -443,10 +419,5 @@ int main(int argc, char **argv)
 		t_fail("dealloc_pd: %s", t_errname(ret));
 	if ((ret = ibv_close_device(ctx)))
 		t_fail("close_device: %s", t_errname(ret));
-	if (!checks)
-		t_fatal("no check matches '%s'", only);
-	if (t_failures)
-		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: %d checks\n", t_name, opt.dev, checks);
-	return T_EXIT_PASS;
+	return t_checks_done(opt.dev);
 }

@@ -431,10 +431,55 @@ static inline void t_rc_args(int argc, char **argv, int checks, struct t_rc_opts
 	}
 }
 
+/* --- named checks (-c CHECK, -v) ---------------------------------------------- */
+
+static const char *t_only;	/* -c: run the checks whose name has this */
+static int t_verbose;		/* -v: say each check's name */
+static int t_checks;		/* checks run */
+
+/* Is check wanted (-c)? If so, count it and, under -v, name it. */
+static inline int t_check_want(const char *check)
+{
+	if (t_only && !strstr(check, t_only))
+		return 0;
+	if (t_verbose)
+		printf("check %s\n", check);
+	t_checks++;
+	return 1;
+}
+
+/* "ok   CHECK", or "FAIL CHECK" if t_fail() was called since fails was read. */
+static inline void t_check_pass(const char *check, int fails)
+{
+	if (t_failures == fails)
+		printf("ok   %s\n", check);
+	else
+		printf("FAIL %s (see above)\n", check);
+}
+
+/* CHECK("name") { ... }: the block runs as check "name", if wanted. */
+#define CHECK(name) for (int _f = t_failures, _once = t_check_want(name); _once; \
+			 _once = 0, t_check_pass(name, _f))
+
+/*
+ * The end of a program of named checks: fails if -c matched none, then
+ * the exit status, with a "PASS: ..." line when nothing failed.
+ */
+static inline int t_checks_done(const char *dev)
+{
+	if (!t_checks)
+		t_fatal("no check matches '%s'", t_only);
+	if (t_failures)
+		return T_EXIT_FAIL;
+	printf("PASS: %s on %s: %d checks\n", t_name, dev, t_checks);
+	return T_EXIT_PASS;
+}
+
 /*
  * The start of every RC test program: its name for messages, stdout line
- * buffered, the options parsed, the PRNG seeded afresh, and the device
- * opened with its path. Returns the device's context.
+ * buffered, the options parsed (-c and -v into t_only and t_verbose), the
+ * PRNG seeded afresh, and the device opened with its path. Returns the
+ * device's context.
  */
 static inline struct ibv_context *t_rc_start(const char *name, int argc, char **argv,
 					     int checks, struct t_rc_opts *o,
@@ -443,6 +488,8 @@ static inline struct ibv_context *t_rc_start(const char *name, int argc, char **
 	t_name = name;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	t_rc_args(argc, argv, checks, o);
+	t_only = o->only;
+	t_verbose = o->verbose;
 	t_rng_seed(t_fresh_seed());
 	return t_open_path(o->dev, o->gid_index, path);
 }

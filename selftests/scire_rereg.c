@@ -37,34 +37,12 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd, *pd_other;
 static struct t_path path;
-static const char *only;
-static int verbose, checks;
 static long page;
 
 /* A buffer and what it should hold. */
 struct tbuf {
 	uint8_t *p, *snap;
 };
-
-static int want(const char *check)
-{
-	if (only && !strstr(check, only))
-		return 0;
-	if (verbose)
-		printf("check %s\n", check);
-	checks++;
-	return 1;
-}
-
-static void pass(const char *check, int fails)
-{
-	if (t_failures == fails)
-		printf("ok   %s\n", check);
-	else
-		printf("FAIL %s (see above)\n", check);
-}
-
-#define CHECK(name) for (int _f = t_failures, _once = want(name); _once; _once = 0, pass(name, _f))
 
 static void tbuf_new(struct tbuf *t)
 {
@@ -206,8 +184,6 @@ int main(int argc, char **argv)
 	struct ibv_mw *mw;
 
 	ctx = t_rc_start("scire_rereg", argc, argv, 1, &opt, &path);
-	only = opt.only;
-	verbose = opt.verbose;
 	page = sysconf(_SC_PAGESIZE);
 	pd = ibv_alloc_pd(ctx);
 	pd_other = ibv_alloc_pd(ctx);
@@ -329,7 +305,7 @@ int main(int argc, char **argv)
 				   IBV_ACCESS_LOCAL_WRITE);
 		if (!ret)
 			t_fail("mw-busy: ibv_rereg_mr of an MR with a window bound succeeded, expected a failure");
-		else if (verbose)
+		else if (t_verbose)
 			printf("  mw-busy: refused: %d, errno %s\n", ret, t_errname(errno));
 		/* Unchanged: its own rkey and the window still write. */
 		rdma("mw-busy", pd, 1, &b1, (uintptr_t)b1.p + 1024, mr->rkey, 64, IBV_WC_SUCCESS);
@@ -357,10 +333,5 @@ int main(int argc, char **argv)
 		t_fail("dealloc_pd: %s", t_errname(ret));
 	if ((ret = ibv_close_device(ctx)))
 		t_fail("close_device: %s", t_errname(ret));
-	if (!checks)
-		t_fatal("no check matches '%s'", only);
-	if (t_failures)
-		return T_EXIT_FAIL;
-	printf("PASS: %s on %s: %d checks\n", t_name, opt.dev, checks);
-	return T_EXIT_PASS;
+	return t_checks_done(opt.dev);
 }
