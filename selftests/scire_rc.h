@@ -254,11 +254,14 @@ static int t_qp_timeout = 14;
 /*
  * Move qp (in any state) through RESET, INIT, RTR to RTS, connected to QP
  * dest_qpn on the same device through path. rq_psn is the first PSN qp
- * expects, sq_psn the first it sends (24 bits each).
+ * expects, sq_psn the first it sends (24 bits each). An RC QP gets
+ * T_RC_ACCESS; a UC QP remote write only, and none of the attributes
+ * only RC has (IBA 11.2.5: no read/atomic depths, RNR or ACK timers).
  */
 static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
 				uint32_t sq_psn, const struct t_path *path)
 {
+	int uc = qp->qp_type == IBV_QPT_UC;
 	struct ibv_qp_attr a;
 	int ret;
 
@@ -271,7 +274,7 @@ static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t r
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
 		.port_num = 1,
-		.qp_access_flags = T_RC_ACCESS,
+		.qp_access_flags = uc ? IBV_ACCESS_REMOTE_WRITE : T_RC_ACCESS,
 	};
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			    IBV_QP_ACCESS_FLAGS);
@@ -296,8 +299,8 @@ static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t r
 		},
 	};
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    (uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 	if (ret)
 		t_fatal("modify QP %#x INIT->RTR (dest QP %#x, path MTU %d): %s", qp->qp_num,
 			dest_qpn, t_mtu_bytes(path->mtu), t_errname(ret));
@@ -310,8 +313,9 @@ static inline void t_rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t r
 		.sq_psn = sq_psn & 0xffffff,
 		.max_rd_atomic = T_RD_ATOMIC,
 	};
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			    (uc ? 0 : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_MAX_QP_RD_ATOMIC));
 	if (ret)
 		t_fatal("modify QP %#x RTR->RTS: %s", qp->qp_num, t_errname(ret));
 }

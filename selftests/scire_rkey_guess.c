@@ -83,43 +83,6 @@ static void side_new(struct side *s)
 		t_fatal("create UC QP: %s", t_errname(errno));
 }
 
-/* RESET -> INIT -> RTR -> RTS for a UC QP (IBA 11.2.5 table 92). */
-static void uc_connect(struct ibv_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
-		       uint32_t sq_psn, const struct t_path *path)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		t_fatal("UC QP %#x to INIT: %s", qp->qp_num, t_errname(ret));
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = path->mtu,
-		.dest_qp_num = dest_qpn,
-		.rq_psn = rq_psn,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = { .dgid = path->gid, .sgid_index = path->gid_index,
-				 .hop_limit = 64 },
-			.port_num = 1,
-		},
-	};
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
-	if (ret)
-		t_fatal("UC QP %#x to RTR: %s", qp->qp_num, t_errname(ret));
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = sq_psn };
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-	if (ret)
-		t_fatal("UC QP %#x to RTS: %s", qp->qp_num, t_errname(ret));
-}
-
 static uint64_t access_errors(void)
 {
 	char path[256];
@@ -218,8 +181,8 @@ int main(int argc, char **argv)
 	page = sysconf(_SC_PAGESIZE);
 	side_new(&v);
 	side_new(&c);
-	uc_connect(v.qp, c.qp->qp_num, 0x10, 0x20, &path);
-	uc_connect(c.qp, v.qp->qp_num, 0x20, 0x10, &path);
+	t_rc_connect(v.qp, c.qp->qp_num, 0x10, 0x20, &path);
+	t_rc_connect(c.qp, v.qp->qp_num, 0x20, 0x10, &path);
 
 	vbuf = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cbuf = mmap(NULL, (NA + 1) * page, PROT_READ | PROT_WRITE,
