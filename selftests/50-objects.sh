@@ -22,15 +22,8 @@ nocg()
 	echo "not checked here: who pays for a ring ($1)"
 	exit 0
 }
-cgroot=/sys/fs/cgroup
-if [ ! -f $cgroot/cgroup.controllers ]; then
-	grep -qw cgroup2 /proc/filesystems || nocg "this kernel has no cgroup2"
-	mount -t cgroup2 none $cgroot || fail "cannot mount cgroup2 on $cgroot"
-fi
-grep -qw memory $cgroot/cgroup.controllers ||
-	nocg "no memory controller in cgroup2: $(cat $cgroot/cgroup.controllers)"
-echo +memory >$cgroot/cgroup.subtree_control || fail "cannot enable the memory controller"
-cg=$cgroot/scire-objects
+cgroup2_enable memory || nocg "$CGROUP2_WHY"
+cg=$CGROUP2_ROOT/scire-objects
 mkdir -p $cg || fail "cannot create $cg"
 trap 'rmdir $cg 2>/dev/null' EXIT
 echo 48M >$cg/memory.max || fail "cannot limit $cg to 48 MiB"

@@ -31,7 +31,6 @@ done
 node=/dev/infiniband/$uv
 [ -c "$node" ] || fail "no uverbs character device for $dev ($node)"
 mode=$(stat -c %a "$node")
-cgroot=/sys/fs/cgroup
 cgs=()
 # The limits go back to max before a cgroup is removed: Debian's 6.1
 # frees an rdma cgroup while a resource pool with a limit set but
@@ -87,16 +86,10 @@ else
 fi
 
 # The rdma cgroup. Debug kernels may not have it: say so.
-if [ ! -f $cgroot/cgroup.controllers ]; then
-	grep -qw cgroup2 /proc/filesystems || skip "memlock checked; no cgroup2 in this kernel for the rdma controller"
-	mount -t cgroup2 none $cgroot || fail "cannot mount cgroup2 on $cgroot"
-fi
-grep -qw rdma $cgroot/cgroup.controllers ||
-	skip "memlock checked; no rdma controller in cgroup2: $(cat $cgroot/cgroup.controllers)"
-echo +rdma >$cgroot/cgroup.subtree_control || fail "cannot enable the rdma controller"
+cgroup2_enable rdma || skip "memlock checked; $CGROUP2_WHY"
 
-# uncharged CGROUP: nothing of $dev charged to CGROUP (a pool whose
-# usage dropped to zero may be gone from rdma.current altogether).
+# uncharged CGROUP: nothing of $dev charged to CGROUP (rdma.current
+# lists the device at zero, or not at all).
 uncharged()
 {
 	local cur
@@ -112,7 +105,7 @@ uncharged()
 # the cgroup's charge is back to zero.
 hold()
 {
-	local cg=$cgroot/$1 limit=$2 m=$3 n=$4 line out rc pid rd wr
+	local cg=$CGROUP2_ROOT/$1 limit=$2 m=$3 n=$4 line out rc pid rd wr
 
 	mkdir -p "$cg" || fail "mkdir $cg"
 	cgs+=("$cg")

@@ -237,6 +237,26 @@ rdma_res_count()
 }
 
 # Is something listening on TCP port $1?
+# cgroup2_enable NAME: cgroup2 mounted at /sys/fs/cgroup (mounted here if
+# it is not) with controller NAME enabled for its children. Status 1 with
+# the reason in CGROUP2_WHY if this kernel has no cgroup2 or no such
+# controller (the caller says what it could not check); fails the test if
+# mounting or enabling fails.
+CGROUP2_ROOT=/sys/fs/cgroup
+cgroup2_enable()
+{
+	CGROUP2_WHY=
+	if [ ! -f $CGROUP2_ROOT/cgroup.controllers ]; then
+		grep -qw cgroup2 /proc/filesystems || { CGROUP2_WHY="this kernel has no cgroup2"; return 1; }
+		mount -t cgroup2 none $CGROUP2_ROOT || fail "cannot mount cgroup2 on $CGROUP2_ROOT"
+	fi
+	grep -qw "$1" $CGROUP2_ROOT/cgroup.controllers || {
+		CGROUP2_WHY="no $1 controller in cgroup2: $(cat $CGROUP2_ROOT/cgroup.controllers)"
+		return 1
+	}
+	echo "+$1" >$CGROUP2_ROOT/cgroup.subtree_control || fail "cannot enable the $1 controller"
+}
+
 # tcp_listening PORT: is something in this network namespace listening on
 # TCP PORT? (Read from /proc like listening(): an ss per poll costs half a
 # second of a TCG guest.)
