@@ -64,7 +64,8 @@ ucx_uct()
 
 	shift 3
 	port=$((port + 1))
-	out=$(pair_run 60 "$port" ucx_perftest -d "$dev:1" -x "$tl" -t "$test" -w 50 -p "$port" "$@") ||
+	# shellcheck disable=SC2046 # ucx_mode_args: zero or two words
+	out=$(pair_run 60 "$port" ucx_perftest $(ucx_mode_args) -d "$dev:1" -x "$tl" -t "$test" -w 50 -p "$port" "$@") ||
 		{ echo "$out"; return 1; }
 	grep -E '^Final:' <<<"$out" | tr -s ' ' || { echo "no Final: line:"; echo "$out"; return 1; }
 }

@@ -586,6 +586,17 @@ tcp_listening_ns()
 	in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
 }
 
+# ucx_mode_args: prints "-P 0" where ucx_perftest runs as an MPI program
+# unless told not to (UCX built with MPI support, e.g. trixie's 1.18: "-P
+# <0|1> disable/enable MPI mode (1)"), so that a server and client started
+# by hand meet over their TCP port as ucx_perftest(1) describes; nothing
+# for a ucx_perftest without that option (bookworm's 1.13).
+ucx_mode_args()
+{
+	ucx_perftest -h 2>&1 | grep -q -- '-P <0|1>' && echo "-P 0"
+	return 0
+}
+
 # cm_listening PORT [NS]: is an rdma_cm ID listening on PORT, as rdma(8)
 # sees it from NS (any namespace's in shared netns mode; in exclusive mode
 # only those of NS's devices)?

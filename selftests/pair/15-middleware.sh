@@ -44,7 +44,8 @@ for t in "rc_verbs put_bw -D zcopy -s 65536 -n 100" "rc_verbs get -D zcopy -s 65
 	read -r tl test rest <<<"$t"
 	read -ra args <<<"$rest"
 	port=$((port + 1))
-	ucx=(ucx_perftest -d "$dev:1" -x "$tl" -t "$test" -w 50 -p "$port" "${args[@]}")
+	read -ra ucx <<<"ucx_perftest $(ucx_mode_args)"
+	ucx+=(-d "$dev:1" -x "$tl" -t "$test" -w 50 -p "$port" "${args[@]}")
 	pair_duo "ucx_perftest $t" a "${ucx[@]}" -- "${ucx[@]}" "$SCIRE_PEER" ||
 		failed=$((failed + 1))
 done
