@@ -83,21 +83,43 @@ unfinished=""
 
 # run_suite DEV [--exclude GLOB]...: run the suite on DEV (its IPv4 RoCE v2
 # GID) into $tmp/DEV.json (per-test record) and $tmp/DEV.log (run_tests.py's
-# -v output); add DEV to $unfinished if the run did not finish.
+# -v output); add DEV to $unfinished if the run did not finish. When python3
+# dies inside a test (a signal, not the timeout), that test is recorded as
+# an error and the run resumes after it (at most 5 times, within the same
+# time budget), so one crashing test does not hide the rest of the suite.
 run_suite()
 {
-	local dev=$1 gid start rc
+	local dev=$1 gid start rc left resumes=0
+	local -a resume=()
 
 	shift
 	gid=$(need_dev_gid "$dev") || exit 1
 	echo "$dev: run_tests.py --dev $dev --gid $gid -v ${extra[*]} $* (timeout ${run_timeout}s, ${test_timeout}s per test)"
 	start=$SECONDS
-	(cd "$tmp/tests" && timeout -k 10 "$run_timeout" /usr/bin/python3 "$helper" run \
-		"$tmp/tests" "$tmp/$dev.json" --test-timeout "$test_timeout" "$@" -- \
-		--dev "$dev" --gid "$gid" -v "${extra[@]}") >"$tmp/$dev.log" 2>&1
-	rc=$?
-	echo "$dev: run_tests.py exit status $rc after $((SECONDS - start)) s$( [ "$rc" -ge 124 ] && echo ": TIMED OUT or killed")"
-	if [ "$rc" -ge 124 ] || ! grep -q '^Ran [0-9]* test' "$tmp/$dev.log"; then
+	: >"$tmp/$dev.log"
+	while :; do
+		left=$((run_timeout - (SECONDS - start)))
+		[ "$left" -gt 0 ] || { rc=124; break; }
+		(cd "$tmp/tests" && timeout -k 10 "$left" /usr/bin/python3 "$helper" run \
+			"$tmp/tests" "$tmp/$dev.json" --test-timeout "$test_timeout" \
+			"${resume[@]}" "$@" -- \
+			--dev "$dev" --gid "$gid" -v "${extra[@]}") >"$tmp/$dev.try" 2>&1
+		rc=$?
+		cat "$tmp/$dev.try" >>"$tmp/$dev.log"
+		# 124 and 137: timeout's; above 128 otherwise: a signal killed
+		# python3 (139: SIGSEGV).
+		if [ "$rc" -gt 128 ] && [ "$rc" != 137 ] && [ "$resumes" -lt 5 ] &&
+			! grep -q '^Ran [0-9]* test' "$tmp/$dev.try"; then
+			resumes=$((resumes + 1))
+			echo "$dev: python3 died (exit status $rc) after $((SECONDS - start)) s; last lines:"
+			tail -n 5 "$tmp/$dev.try" | sed 's/^/  | /'
+			resume=(--resume "$rc")
+			continue
+		fi
+		break
+	done
+	echo "$dev: run_tests.py exit status $rc after $((SECONDS - start)) s$( [ "$resumes" != 0 ] && echo ", resumed $resumes time(s)")$( [ "$rc" -ge 124 ] && echo ": TIMED OUT or killed")"
+	if [ "$rc" -ge 124 ] || ! grep -q '^Ran [0-9]* test' "$tmp/$dev.try"; then
 		echo "$dev: the run did not finish; last lines of its output:"
 		tail -n 30 "$tmp/$dev.log" | sed 's/^/  | /'
 		unfinished+=" $dev"

@@ -14,6 +14,10 @@ run TESTS_DIR RECORD [--test-timeout S] [--exclude GLOB]... --
     Each test also gets SIGALRM after S seconds (default 120): a test that
     hangs in Python code then errors as "timed out" and the run goes on.
     Tests whose id matches a GLOB (fnmatch) are not loaded at all.
+    With --resume STATUS, RECORD holds an earlier run that died (python3
+    killed by a signal inside a test, exit status STATUS): the test it
+    died in is recorded as an error saying so, and every test RECORD
+    already has an outcome for is left out, so the rest of the suite runs.
 
     One adaptation, the same for every device: the suite finds the IP
     address its rdma_cm tests bind to through the sysfs link
@@ -26,7 +30,7 @@ run TESTS_DIR RECORD [--test-timeout S] [--exclude GLOB]... --
 
 compare [--all] SCIRE_RECORD RXE_RECORD
     With --all, first one line per test: both outcomes and scire's reason.
-    Prints both runs' counts, and lists (with scire's traceback or skip
+    Prints both runs' counts and commonest skip reasons, and lists (with scire's traceback or skip
     reason) every test that fails, errors, hangs, is skipped or did not run
     on scire but passes on rxe, then the tests that fail on both and those
     that ran on scire only. Exit status 1 if any test fails, errors, hangs
@@ -36,7 +40,7 @@ compare [--all] SCIRE_RECORD RXE_RECORD
     passes is listed as a missing feature without failing.
 
 clean RECORD
-    Prints the run's counts; exit status 0 if it recorded at least one
+    Prints the run's counts and commonest skip reasons; exit status 0 if it recorded at least one
     test and none failed, errored or hung, else 1. When scire's run is
     clean, no test can fail on scire yet pass on rxe, so the rxe run
     cannot change compare's verdict.
@@ -184,37 +188,45 @@ def netdev_from_gid(base):
     base.RDMATestCase._get_ip_mac = _get_ip_mac
 
 
-def exclude_tests(globs):
-    """Make the default loader (the one unittest.main uses) drop tests."""
+def exclude_tests(globs, ids=frozenset()):
+    """Make the default loader (the one unittest.main uses) drop tests
+    whose id matches one of GLOBS or is in IDS."""
     loader = unittest.defaultTestLoader
     orig = loader.getTestCaseNames
 
     def get_names(case_class):
         prefix = f'{case_class.__module__}.{case_class.__qualname__}.'
         return [n for n in orig(case_class)
-                if not any(fnmatch.fnmatchcase(prefix + n, g) for g in globs)]
+                if prefix + n not in ids and
+                not any(fnmatch.fnmatchcase(prefix + n, g) for g in globs)]
 
     loader.getTestCaseNames = get_names
 
 
 def cmd_run(argv):
     usage = ('usage: run TESTS_DIR RECORD [--test-timeout S] '
-             '[--exclude GLOB]... -- ARGS...')
+             '[--exclude GLOB]... [--resume STATUS] -- ARGS...')
     if len(argv) < 2:
         sys.exit(usage)
     tests_dir, record = os.path.abspath(argv[0]), argv[1]
     rest = argv[2:]
     test_timeout = 120
     globs = []
+    died = None
     while rest and rest[0] != '--':
         if rest[0] == '--test-timeout' and len(rest) > 1:
             test_timeout = int(rest[1])
         elif rest[0] == '--exclude' and len(rest) > 1:
             globs.append(rest[1])
+        elif rest[0] == '--resume' and len(rest) > 1:
+            died = int(rest[1])
         else:
             sys.exit(usage)
         rest = rest[2:]
     rest = rest[1:]
+    done = frozenset()
+    if died is not None:
+        done = resume(record, died)
     script = os.path.join(tests_dir, 'run_tests.py')
     unittest.TextTestRunner.resultclass = make_result_class(record,
                                                             test_timeout)
@@ -226,8 +238,8 @@ def cmd_run(argv):
     SourceFileLoader('tests',
                      os.path.join(tests_dir, '__init__.py')).load_module()
     netdev_from_gid(sys.modules['tests.base'])
-    if globs:
-        exclude_tests(globs)
+    if globs or done:
+        exclude_tests(globs, done)
     sys.argv = [script] + rest
     runpy.run_path(script, run_name='__main__')
 
@@ -249,6 +261,22 @@ def load(record):
     return ends, [t for t in started if t not in ends]
 
 
+def resume(record, status):
+    """Close the test an earlier run died in as an error; return the ids
+    RECORD has an outcome for (the tests a resumed run leaves out)."""
+    ends, hung = load(record)
+    with open(record, 'a', encoding='utf-8') as out:
+        for tid in hung:
+            sig = f' (signal {status - 128})' if status > 128 else ''
+            detail = (f'python3 died in this test, exit status {status}{sig}'
+                      '; the suite was resumed after it')
+            out.write(json.dumps({'ev': 'end', 'id': tid, 'status': 'error',
+                                  'secs': 0.0, 'detail': detail}) + '\n')
+            print(f'resume: {tid}: {detail}', flush=True)
+            ends[tid] = ('error', 0.0, detail)
+    return frozenset(ends)
+
+
 def counts(res):
     n = {s: 0 for s in STATUSES}
     for status, _, _ in res.values():
@@ -260,6 +288,25 @@ def slowest(res, k=8):
     top = sorted(res.items(), key=lambda kv: -kv[1][1])[:k]
     return ', '.join(f'{tid.split(".", 1)[-1]} {secs:.0f}s'
                      for tid, (_, secs, _) in top)
+
+
+def skip_reasons(res, k=15):
+    """Lines 'N  reason' for the K commonest skip reasons in RES (a
+    reason's digits folded, so that one cause counts once)."""
+    by = {}
+    for status, _, detail in res.values():
+        if status != 'skip':
+            continue
+        lines = detail.strip().splitlines() if detail else []
+        why = _one_line(lines[-1] if lines else '(no reason given)', 100)
+        why = ''.join('N' if c.isdigit() else c for c in why)
+        by[why] = by.get(why, 0) + 1
+    top = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = [f'    {n:4d}  {why}' for why, n in top[:k]]
+    rest = sum(n for _, n in top[k:])
+    if rest:
+        out.append(f'    {rest:4d}  ({len(top) - k} other reasons)')
+    return out
 
 
 def indent(text, prefix='      | ', limit=40):
@@ -289,6 +336,8 @@ def cmd_compare(argv):
         for tid in hung:
             print(f'{name}: HUNG in {tid} (started, never finished: the '
                   'run was killed there)')
+        print(f'{name}: skips by reason:')
+        print('\n'.join(skip_reasons(res)))
     if not scire or not rxe:
         print('compare: a run recorded no test at all')
         return 2
@@ -356,6 +405,8 @@ def cmd_clean(argv):
     bad = [tid for tid, (status, _, _) in res.items()
            if status in ('fail', 'error')]
     print(f'{counts(res)} ({len(res)} tests, {len(hung)} hung)')
+    print('skips by reason:')
+    print('\n'.join(skip_reasons(res)))
     for tid in sorted(bad) + hung:
         print(f'  not clean: {tid}')
     return 0 if res and not bad and not hung else 1
