@@ -148,9 +148,9 @@ tcp_both "datagram mode"
 # records from the SA) and connects through ib_cm.
 in_ns "$ns" timeout 120 rping -s -a "$addr_b" -C 10 -S 4000 -V >"$work/rping-s" 2>&1 &
 rping_pid=$!
-sleep 1
+# rping listens on rdma_cm port 7174; rdma(8) shows the listening ID.
+wait_for 30 cm_listening 7174 || fail "the rping server on $addr_b did not listen: $(cat "$work/rping-s")"
 out=$(timeout 60 rping -c -a "$addr_b" -C 10 -S 4000 -v -V 2>&1) ||
-	{ sleep 2; out=$(timeout 60 rping -c -a "$addr_b" -C 10 -S 4000 -v -V 2>&1); } ||
 	fail "rping -v -V to $addr_b over IPoIB failed:"$'\n'"$(tail -5 <<<"$out")"
 wait "$rping_pid" || fail "rping server on $addr_b failed: $(tail -5 "$work/rping-s")"
 [ "$(grep -c 'ping data' <<<"$out")" = 10 ] ||
