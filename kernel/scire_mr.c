@@ -818,6 +818,30 @@ static noinline int scire_mr_fill_pages(struct ib_umem *umem,
 
 ALLOW_ERROR_INJECTION(scire_mr_fill_pages, ERRNO);
 
+/*
+ * The last step of registering a page-list MR for user space (a user MR,
+ * a DM MR): its IOVA and length, the core's view included, then its keys
+ * published. Frees the MR on failure.
+ */
+static struct ib_mr *scire_mr_finish_user(struct scire_dev *sdev,
+					  struct scire_mr *mr, u64 iova,
+					  u64 length)
+{
+	int ret;
+
+	mr->iova = iova;
+	mr->length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = PAGE_SIZE;
+	ret = scire_mr_publish(sdev, mr, SCIRE_MR_VALID);
+	if (ret) {
+		scire_mr_free(mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
 /**
  * scire_reg_user_mr() - register user memory (IBA 11.2.8.1).
  * @ibpd: the PD.
@@ -865,15 +889,7 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (ret)
 		goto err_free;
 
-	mr->iova = iova;
-	mr->length = length;
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
-	mr->ibmr.page_size = PAGE_SIZE;
-	ret = scire_mr_publish(sdev, mr, SCIRE_MR_VALID);
-	if (ret)
-		goto err_free;
-	return &mr->ibmr;
+	return scire_mr_finish_user(sdev, mr, iova, length);
 
 err_free:
 	scire_mr_free(mr);
@@ -939,15 +955,7 @@ struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 		mr->pages[i] = vmalloc_to_page(mr->dm->addr +
 					       (first + i) * PAGE_SIZE);
 
-	mr->iova = 0;
-	mr->length = attr->length;
-	mr->ibmr.iova = 0;
-	mr->ibmr.length = attr->length;
-	mr->ibmr.page_size = PAGE_SIZE;
-	ret = scire_mr_publish(sdev, mr, SCIRE_MR_VALID);
-	if (ret)
-		goto err_free;
-	return &mr->ibmr;
+	return scire_mr_finish_user(sdev, mr, 0, attr->length);
 
 err_free:
 	scire_mr_free(mr);
