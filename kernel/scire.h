@@ -397,7 +397,11 @@ struct scire_ib_pma_base {
  * @num_qp:	live QPs, bounded by SCIRE_MAX_QP.
  * @num_srq:	live SRQs, bounded by SCIRE_MAX_SRQ.
  * @num_ah:	live AHs, bounded by SCIRE_MAX_AH.
- * @dm_bytes:	bytes of live device memory, bounded by SCIRE_MAX_DM_SIZE.
+ * @dm_bytes:	bytes of device memory that exists, bounded by
+ *		SCIRE_MAX_DM_SIZE: allocated and not freed, or freed while a
+ *		process still maps it (on @dm_freed).
+ * @dm_lock:	protects @dm_freed.
+ * @dm_freed:	struct scire_dm_freed of DMs freed while still mapped.
  * @stats:	per-CPU counters (scire_stats.c).
  */
 struct scire_dev {
@@ -437,6 +441,8 @@ struct scire_dev {
 	atomic_t num_srq;
 	atomic_t num_ah;
 	atomic64_t dm_bytes;
+	struct mutex dm_lock;	/* see above */
+	struct list_head dm_freed;
 	struct scire_stats __percpu *stats;
 };
 
@@ -1205,6 +1211,7 @@ struct ib_dm *scire_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
 			     struct ib_dm_alloc_attr *attr,
 			     struct uverbs_attr_bundle *attrs);
 int scire_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+void scire_dm_release_freed(struct scire_dev *sdev);
 struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
 			      struct uverbs_attr_bundle *attrs);

@@ -81,6 +81,8 @@ static void scire_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
 	mutex_destroy(&sdev->mcg_lock);
+	scire_dm_release_freed(sdev);
+	mutex_destroy(&sdev->dm_lock);
 	free_percpu(sdev->stats);
 }
 
@@ -246,6 +248,8 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &scire_ah_xa_key);
 	mutex_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
+	mutex_init(&sdev->dm_lock);
+	INIT_LIST_HEAD(&sdev->dm_freed);
 	atomic_set(&sdev->num_ah, 0);
 	sdev->stats = alloc_percpu(struct scire_stats);
 	if (!sdev->stats) {

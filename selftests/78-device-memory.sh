@@ -3,9 +3,10 @@
 #
 # Device memory on $SCIRE_DEV (scire0): ibv_alloc_dm limits, copies to and
 # from it, DM MRs as RDMA WRITE/READ targets and as local SGEs, EBUSY for a
-# DM an MR covers: scire_dm, once on the same-host fast path (fast_path=1)
-# and once on the wire path (0). Then rdma-core's ibv_rc_pingpong -j (its
-# buffer in device memory) between two processes.
+# DM an MR covers, a freed DM that a forked child still maps counting
+# against the limit until it goes: scire_dm, once on the same-host fast
+# path (fast_path=1) and once on the wire path (0). Then rdma-core's
+# ibv_rc_pingpong -j (its buffer in device memory) between two processes.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh

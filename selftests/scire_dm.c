@@ -22,9 +22,14 @@
  *   local-sge   a DM MR as the local SGE of an RDMA WRITE and of a READ
  *   busy        ibv_free_dm while an MR covers the DM: EBUSY, and the DM
  *               still works; after ibv_dereg_mr it frees
+ *   mapped      a DM of max_dm_size freed while a forked child still maps
+ *               it keeps counting (another alloc_dm: ENOMEM) until the
+ *               child's mapping goes
  *
  * Copyright (c) 2026 The scire authors.
  */
+#include <sys/wait.h>
+
 #include "scire_rc.h"
 
 #define DMLEN	(64 * 1024)
@@ -308,6 +313,51 @@ int main(int argc, char **argv)
 		t_fail("dereg_mr: %s", t_errname(ret));
 	if ((ret = ibv_free_dm(dm)))
 		t_fail("free_dm after dereg_mr: %s", t_errname(ret));
+
+	CHECK("mapped") {
+		struct ibv_dm *all;
+		int go[2];
+		pid_t pid;
+		char c;
+
+		ret = ibv_query_device_ex(ctx, NULL, &dx);
+		if (ret)
+			t_fatal("query_device_ex: %s", t_errname(ret));
+		all = dm_new(dx.max_dm_size);
+		if (!all)
+			t_fatal("mapped: alloc_dm of max_dm_size: %s", t_errname(errno));
+		if (pipe(go))
+			t_fatal("pipe: %s", t_errname(errno));
+		/* The child inherits the provider's mapping of the DM. */
+		pid = fork();
+		if (pid < 0)
+			t_fatal("fork: %s", t_errname(errno));
+		if (!pid) {
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		close(go[0]);
+		if ((ret = ibv_free_dm(all)))
+			t_fail("mapped: free_dm: %s", t_errname(ret));
+		errno = 0;
+		dm = dm_new(4096);
+		expect_errno("mapped", "alloc_dm while a child maps a freed DM of max_dm_size",
+			     dm ? 0 : errno, ENOMEM);
+		if (dm)
+			ibv_free_dm(dm);
+		close(go[1]);
+		if (waitpid(pid, NULL, 0) != pid)
+			t_fatal("waitpid: %s", t_errname(errno));
+		dm = dm_new(dx.max_dm_size);
+		if (!dm)
+			t_fail("mapped: alloc_dm of max_dm_size once the child is gone: %s",
+			       t_errname(errno));
+		else
+			ibv_free_dm(dm);
+	}
+
 	if ((ret = ibv_dealloc_pd(pd)))
 		t_fail("dealloc_pd: %s", t_errname(ret));
 	if ((ret = ibv_close_device(ctx)))
