@@ -20,7 +20,8 @@
 #    only; from init_net and from the other namespace it is not listed,
 #    ibv_devinfo -d does not find it, and opening its uverbs file fails
 #    with EPERM. ibv_rc_pingpong runs between the two namespaces, as
-#    root and as uid 65534 without capabilities, and that user in nsB
+#    root and as uid 65534 without capabilities, rping (rdma_cm) as root,
+#    and that user in nsB
 #    cannot open nsA's device even with its file at mode 0666.
 # 3. scireB is moved to nsA while scire_hold holds it open in nsB: the
 #    holder sees DEVICE_FATAL and exits cleanly, scireB is then nsA's
@@ -225,6 +226,17 @@ pingpong()
 	port=$((port + 1))
 }
 pingpong "after the devices were given to their namespaces"
+
+# rdma_cm between the containers: each side resolves the other's address
+# to its own namespace's device (rdma_cm in exclusive mode binds only to
+# devices of the caller's netns), and the listener is seen from nsA only.
+out=$(pair_run_ns 60 cm:7174 nsA nsB \
+	rping -s -a "$TOPO_IP_A" -C 10 -S 4000 -V -- \
+	rping -c -a "$TOPO_IP_A" -C 10 -S 4000 -v -V) ||
+	fail "rping scireA (nsA) <-> scireB (nsB): $out"
+[ "$(grep -c 'ping data' <<<"$out")" = 10 ] ||
+	fail "rping nsA <-> nsB: $(grep -c 'ping data' <<<"$out") of 10 pings verified: $out"
+echo "rping -v -V nsA <-> nsB (rdma_cm in exclusive mode): 10 pings verified"
 
 # An unprivileged user in each container uses its container's device (its
 # uverbs file opened to every user, as distributions' udev rules make it),

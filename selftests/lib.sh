@@ -602,7 +602,7 @@ ucx_mode_args()
 # only those of NS's devices)?
 cm_listening()
 {
-	rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1\>"
+	in_ns "${2:-}" rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1\>"
 }
 
 # pair_run_ns SECS READY SERVER_NS CLIENT_NS SERVER_CMD... -- CLIENT_CMD...
@@ -650,7 +650,7 @@ pair_run_ns()
 	# netns exec has moved it there (then it execs timeout, keeping PID).
 	case $ready in
 	tcp:*) up=(listening_in "$spid" "$sns" "${ready#tcp:}") ;;
-	cm:*) up=(cm_listening "${ready#cm:}") ;;
+	cm:*) up=(cm_listening "${ready#cm:}" "$sns") ;;
 	esac
 	if ! wait_for 20 "${up[@]}"; then
 		kill "$spid" 2>/dev/null
