@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * libscire: device matching, context and the verbs that are plain commands
- * (query, PD, MR). The data path lives in scire_cq.c (CQs), scire_qp.c
+ * (query, MR). PDs, parent and thread domains are in scire_pd.c. The data path lives in scire_cq.c (CQs), scire_qp.c
  * (QPs, posting, ibv_wr_*), scire_srq.c (SRQs) and scire_mw.c (windows);
  * address handles and multicast in scire_ah.c.
  *
@@ -16,13 +16,11 @@
 #include "scire.h"
 
 /*
- * scire is out of tree, so its kernel driver has no rdma_driver_id of its
- * own and reports RDMA_DRIVER_UNKNOWN (0); libibverbs never matches 0
- * against a table. Device names are free-form (eth0_scire, roce0, ...), so
- * the name is no use either: match_device reads the ABI attribute every
- * scire device exports in its sysfs directory.
+ * SCIRE_DRIVER_ID is RDMA_DRIVER_UNKNOWN (scire.h); libibverbs never
+ * matches 0 against a table. Device names are free-form (eth0_scire,
+ * roce0, ...), so the name is no use either: match_device reads the ABI
+ * attribute every scire device exports in its sysfs directory.
  */
-enum { SCIRE_DRIVER_ID = 0 };
 
 static bool scire_match_device(struct verbs_sysfs_dev *sysfs_dev)
 {
@@ -118,38 +116,6 @@ static int scire_query_port(struct ibv_context *ibctx, uint8_t port,
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
 }
 
-static struct ibv_pd *scire_alloc_pd(struct ibv_context *ibctx)
-{
-	struct ib_uverbs_alloc_pd_resp resp;
-	struct ibv_alloc_pd cmd;
-	struct ibv_pd *pd;
-	int ret;
-
-	pd = calloc(1, sizeof(*pd));
-	if (!pd)
-		return NULL;
-
-	/* ALLOC_PD has no scire payload either way. */
-	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
-	if (ret) {
-		free(pd);
-		errno = ret;
-		return NULL;
-	}
-	return pd;
-}
-
-static int scire_dealloc_pd(struct ibv_pd *pd)
-{
-	int ret;
-
-	ret = ibv_cmd_dealloc_pd(pd);
-	if (ret)
-		return ret;	/* EBUSY while an MR (or, later, a QP) uses it */
-	free(pd);
-	return 0;
-}
-
 static struct ibv_mr *scire_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				   uint64_t hca_va, int access)
 {
@@ -220,7 +186,9 @@ static void scire_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops scire_ctx_ops = {
 	.alloc_dm = scire_alloc_dm,
 	.alloc_mw = scire_alloc_mw,
+	.alloc_parent_domain = scire_alloc_parent_domain,
 	.alloc_pd = scire_alloc_pd,
+	.alloc_td = scire_alloc_td,
 	.attach_mcast = scire_attach_mcast,
 	.bind_mw = scire_bind_mw,
 	.create_ah = scire_create_ah,
@@ -231,6 +199,7 @@ static const struct verbs_context_ops scire_ctx_ops = {
 	.create_srq = scire_create_srq,
 	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
+	.dealloc_td = scire_dealloc_td,
 	.dereg_mr = scire_dereg_mr,
 	.destroy_ah = scire_destroy_ah,
 	.destroy_cq = scire_destroy_cq,

@@ -10,7 +10,10 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 
@@ -53,6 +56,75 @@ struct scire_device {
 	struct verbs_device vdev;
 };
 
+/*
+ * scire is out of tree, so its kernel driver has no rdma_driver_id of its
+ * own and reports RDMA_DRIVER_UNKNOWN (0).
+ */
+enum { SCIRE_DRIVER_ID = 0 };
+
+/*
+ * A thread domain (ibv_alloc_td(3)). No kernel object: it is the
+ * application's promise that one thread at a time uses the QPs and CQs
+ * created with a parent domain that carries it, so those skip their locks.
+ * @users: parent domains that carry it (atomic); ibv_dealloc_td() refuses
+ *	   with EBUSY while any does.
+ */
+struct scire_td {
+	struct ibv_td ibtd;
+	unsigned int users;
+};
+
+/* The parent domain allocator of ibv_alloc_parent_domain(3). */
+typedef void *(*scire_alloc_fn)(struct ibv_pd *pd, void *pd_context,
+				size_t size, size_t alignment,
+				uint64_t resource_type);
+typedef void (*scire_free_fn)(struct ibv_pd *pd, void *pd_context, void *ptr,
+			      uint64_t resource_type);
+
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain(3))
+ * wrapping one. A parent domain has no kernel object: its ibpd.handle is
+ * the wrapped PD's, so every command naming it reaches the kernel's PD.
+ * @real:	the wrapped PD; NULL for a PD of the kernel.
+ * @td:		the parent domain's thread domain, or NULL.
+ * @alloc, @free, @pd_context: its allocators, or NULL.
+ * @users:	atomic. A PD: parent domains wrapping it. A parent domain: QPs
+ *		and CQs created with it (they keep its TD and allocators).
+ *		ibv_dealloc_pd() refuses with EBUSY while it is not 0.
+ */
+struct scire_pd {
+	struct ibv_pd ibpd;
+	struct scire_pd *real;
+	struct scire_td *td;
+	scire_alloc_fn alloc;
+	scire_free_fn free;
+	void *pd_context;
+	unsigned int users;
+};
+
+/*
+ * The resource_type the parent domain allocators are called with: the
+ * driver id in the upper 32 bits (0 for scire), and which provider object
+ * the memory is for in the lower ones. Only heap memory of the provider
+ * goes through them; the rings are the kernel's, mapped from the uverbs fd.
+ */
+enum scire_res_type {
+	SCIRE_RES_QP = 1,	/* struct scire_qp */
+	SCIRE_RES_QP_BINDS = 2,	/* the ibv_wr_bind_mw() undo array of a QP */
+	SCIRE_RES_CQ = 3,	/* the CQ (struct scire_cq_ex) */
+};
+
+/* Alignment asked of the parent domain allocators: a cache line. */
+#define SCIRE_OBJ_ALIGN 64
+
+/*
+ * Where the heap memory of one QP or CQ came from, for scire_obj_free():
+ * @pd:		the parent domain whose allocator gave it, or NULL (calloc).
+ */
+struct scire_obj_mem {
+	struct scire_pd *pd;
+};
+
 struct scire_context {
 	struct verbs_context vctx;
 	uint32_t cq_ring_hdr_size;	/* bytes from a CQ mapping to CQE 0 */
@@ -73,7 +145,11 @@ struct scire_cq {
 	struct verbs_cq vcq;
 	/* Serialises pollers, and pollers against resize. */
 	pthread_spinlock_t lock;
+	bool single_thread;		/* a TD: lock is not taken */
 	struct scire_cq_map map;
+	/* Created with a parent domain (or NULL); its TD means no locking. */
+	struct scire_pd *pdom;
+	struct scire_obj_mem mem;
 	uint32_t cons;			/* our consumer index (the ring's copy is for the kernel) */
 	uint32_t cqn;
 };
@@ -113,6 +189,10 @@ struct scire_qp {
 	struct scire_wq rq;		/* no slots when the QP uses an SRQ */
 	struct scire_sq_caps sq_caps;
 	struct scire_wr_session ex;
+	/* Created with a parent domain (or NULL); its TD means no locking. */
+	struct scire_pd *pdom;
+	struct scire_obj_mem mem;
+	struct scire_obj_mem binds_mem;
 };
 
 struct scire_srq {
@@ -125,6 +205,98 @@ static inline struct scire_context *to_scire_ctx(struct ibv_context *ibctx)
 {
 	return (struct scire_context *)((char *)ibctx -
 					offsetof(struct scire_context, vctx.context));
+}
+
+static inline struct scire_pd *to_scire_pd(struct ibv_pd *ibpd)
+{
+	return (struct scire_pd *)((char *)ibpd - offsetof(struct scire_pd, ibpd));
+}
+
+static inline struct scire_td *to_scire_td(struct ibv_td *ibtd)
+{
+	return (struct scire_td *)((char *)ibtd - offsetof(struct scire_td, ibtd));
+}
+
+/* The parent domain behind ibpd, or NULL for a PD of the kernel. */
+static inline struct scire_pd *scire_parent_domain(struct ibv_pd *ibpd)
+{
+	struct scire_pd *pd = to_scire_pd(ibpd);
+
+	return pd->real ? pd : NULL;
+}
+
+/*
+ * size zeroed bytes for a provider object of type type (enum
+ * scire_res_type), aligned to align (a power of two, at least
+ * sizeof(void *)): from pdom's allocator if it has one that does not answer
+ * IBV_ALLOCATOR_USE_DEFAULT, else from calloc(). mem records which, for
+ * scire_obj_free(). NULL with errno ENOMEM if the allocation failed.
+ */
+static inline void *scire_obj_alloc(struct scire_pd *pdom, size_t size,
+				    size_t align, enum scire_res_type type,
+				    struct scire_obj_mem *mem)
+{
+	uint64_t rt = (uint64_t)SCIRE_DRIVER_ID << 32 | type;
+	void *p;
+
+	mem->pd = NULL;
+	if (pdom && pdom->alloc) {
+		p = pdom->alloc(&pdom->ibpd, pdom->pd_context, size, align, rt);
+		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
+			if (!p) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			/* The callback should have zeroed it; be sure. */
+			memset(p, 0, size);
+			mem->pd = pdom;
+			return p;
+		}
+	}
+	p = calloc(1, size);
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+/* Give back what scire_obj_alloc() returned (p may be NULL). */
+static inline void scire_obj_free(void *p, enum scire_res_type type,
+				  const struct scire_obj_mem *mem)
+{
+	struct scire_pd *pdom = mem->pd;
+
+	if (!p)
+		return;
+	if (pdom)
+		pdom->free(&pdom->ibpd, pdom->pd_context, p,
+			   (uint64_t)SCIRE_DRIVER_ID << 32 | type);
+	else
+		free(p);
+}
+
+static inline void scire_pd_get(struct scire_pd *pdom)
+{
+	if (pdom)
+		__atomic_add_fetch(&pdom->users, 1, __ATOMIC_RELAXED);
+}
+
+static inline void scire_pd_put(struct scire_pd *pdom)
+{
+	if (pdom)
+		__atomic_sub_fetch(&pdom->users, 1, __ATOMIC_RELAXED);
+}
+
+/* The lock of a CQ, unless its parent domain's TD says one thread uses it. */
+static inline void scire_cq_lock(struct scire_cq *cq)
+{
+	if (!cq->single_thread)
+		pthread_spin_lock(&cq->lock);
+}
+
+static inline void scire_cq_unlock(struct scire_cq *cq)
+{
+	if (!cq->single_thread)
+		pthread_spin_unlock(&cq->lock);
 }
 
 static inline struct scire_cq *to_scire_cq(struct ibv_cq *ibcq)
@@ -147,6 +319,15 @@ static inline struct scire_srq *to_scire_srq(struct ibv_srq *ibsrq)
 {
 	return (struct scire_srq *)((char *)ibsrq - offsetof(struct scire_srq, ibsrq));
 }
+
+/* scire_pd.c */
+struct ibv_pd *scire_alloc_pd(struct ibv_context *ibctx);
+int scire_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_pd *scire_alloc_parent_domain(struct ibv_context *ibctx,
+					 struct ibv_parent_domain_init_attr *attr);
+struct ibv_td *scire_alloc_td(struct ibv_context *ibctx,
+			      struct ibv_td_init_attr *attr);
+int scire_dealloc_td(struct ibv_td *ibtd);
 
 /* scire_cq.c */
 struct ibv_cq *scire_create_cq(struct ibv_context *ibctx, int cqe,

@@ -211,6 +211,14 @@ static int scire_cq_setup(struct scire_context *ctx, struct scire_cq *cq,
 	return ret;
 }
 
+/* Give back the memory of a CQ (a struct scire_cq_ex for create_cq_ex). */
+static void scire_cq_free(struct scire_cq *cq)
+{
+	struct scire_obj_mem mem = cq->mem;
+
+	scire_obj_free(cq, SCIRE_RES_CQ, &mem);
+}
+
 struct ibv_cq *scire_create_cq(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel, int comp_vector)
 {
@@ -237,7 +245,7 @@ struct ibv_cq *scire_create_cq(struct ibv_context *ibctx, int cqe,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	free(cq);
+	scire_cq_free(cq);
 	errno = ret;
 	return NULL;
 }
@@ -253,7 +261,8 @@ int scire_destroy_cq(struct ibv_cq *ibcq)
 
 	scire_cq_unmap_ring(&cq->map);
 	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	scire_pd_put(cq->pdom);
+	scire_cq_free(cq);
 	return 0;
 }
 
@@ -271,7 +280,7 @@ int scire_resize_cq(struct ibv_cq *ibcq, int cqe)
 	 * unconsumed CQEs from the consumer index we last published, and that
 	 * index must not move while it does.
 	 */
-	pthread_spin_lock(&cq->lock);
+	scire_cq_lock(cq);
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (ret)
@@ -291,7 +300,7 @@ int scire_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->cqn = resp.drv_payload.cqn;
 	/* The new ring starts at the old consumer index, so cq->cons stands. */
 out:
-	pthread_spin_unlock(&cq->lock);
+	scire_cq_unlock(cq);
 	return ret;
 }
 
@@ -323,10 +332,10 @@ int scire_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	int64_t avail;
 	int n;
 
-	pthread_spin_lock(&cq->lock);
+	scire_cq_lock(cq);
 	avail = scire_cq_avail(cq);
 	if (avail < 0) {
-		pthread_spin_unlock(&cq->lock);
+		scire_cq_unlock(cq);
 		return (int)avail;
 	}
 	for (n = 0; n < num_entries && n < avail; n++) {
@@ -337,7 +346,7 @@ int scire_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	}
 	if (n)
 		scire_cq_publish_consumer(cq);
-	pthread_spin_unlock(&cq->lock);
+	scire_cq_unlock(cq);
 	return n;
 }
 
@@ -392,9 +401,9 @@ uint32_t scire_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 	struct scire_cq *cq = to_scire_cq(ibcq);
 	uint32_t n;
 
-	pthread_spin_lock(&cq->lock);
+	scire_cq_lock(cq);
 	n = scire_cq_clean_locked(cq, qpn);
-	pthread_spin_unlock(&cq->lock);
+	scire_cq_unlock(cq);
 	return n;
 }
 
@@ -411,9 +420,9 @@ int scire_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	 * an atomic exchange when it raises the event. The lock only keeps a
 	 * concurrent resize from unmapping the ring under us.
 	 */
-	pthread_spin_lock(&cq->lock);
+	scire_cq_lock(cq);
 	__atomic_fetch_or(&cq->map.ring->arm, arm, __ATOMIC_SEQ_CST);
-	pthread_spin_unlock(&cq->lock);
+	scire_cq_unlock(cq);
 	return 0;
 }
 
@@ -463,11 +472,11 @@ static int scire_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *att
 
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cqx->cq.lock);
+	scire_cq_lock(&cqx->cq);
 	ret = scire_cq_ex_load(cqx);
 	/* On failure end_poll is not called: release the lock here. */
 	if (ret)
-		pthread_spin_unlock(&cqx->cq.lock);
+		scire_cq_unlock(&cqx->cq);
 	return ret;
 }
 
@@ -492,7 +501,7 @@ static void scire_end_poll(struct ibv_cq_ex *ibcq)
 		cqx->cq.cons++;
 	cqx->cur_loaded = false;
 	scire_cq_publish_consumer(&cqx->cq);
-	pthread_spin_unlock(&cqx->cq.lock);
+	scire_cq_unlock(&cqx->cq);
 }
 
 static enum ibv_wc_opcode scire_read_opcode(struct ibv_cq_ex *ibcq)
@@ -618,6 +627,8 @@ struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 {
 	struct scire_context *ctx = to_scire_ctx(ibctx);
 	struct scire_create_cq_ex_cmd_resp resp = {};
+	struct scire_pd *pdom = NULL;
+	struct scire_obj_mem mem;
 	struct scire_cq_ex *cqx;
 	struct ibv_cq_ex *ex;
 	int ret;
@@ -628,9 +639,22 @@ struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	cqx = calloc(1, sizeof(*cqx));
+	/* The PD of a CQ can only be a parent domain (ibv_create_cq_ex(3)). */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (!attr->parent_domain ||
+		    attr->parent_domain->context != ibctx ||
+		    !scire_parent_domain(attr->parent_domain)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		pdom = scire_parent_domain(attr->parent_domain);
+	}
+
+	cqx = scire_obj_alloc(pdom, sizeof(*cqx), SCIRE_OBJ_ALIGN, SCIRE_RES_CQ,
+			      &mem);
 	if (!cqx)
 		return NULL;
+	cqx->cq.mem = mem;
 
 	ret = scire_cmd_create_cq_ex(ibctx, attr, &cqx->cq.vcq, NULL, 0,
 				     &resp.ibv_resp, sizeof(resp), 0);
@@ -644,12 +668,16 @@ struct ibv_cq_ex *scire_create_cq_ex(struct ibv_context *ibctx,
 	/* libibverbs runs verbs_init_cq() on the result itself. */
 	ex = &cqx->cq.vcq.cq_ex;
 	scire_cq_ex_set_ops(ex, attr->wc_flags);
+	/* One thread polls a CQ of a TD; its parent domain stays. */
+	cqx->cq.pdom = pdom;
+	cqx->cq.single_thread = pdom && pdom->td;
+	scire_pd_get(pdom);
 	return ex;
 
 err_destroy:
 	ibv_cmd_destroy_cq(ibv_cq_ex_to_cq(&cqx->cq.vcq.cq_ex));
 err_free:
-	free(cqx);
+	scire_cq_free(&cqx->cq);
 	errno = ret;
 	return NULL;
 }

@@ -279,6 +279,39 @@ static void test_clean(void)
 	CHECK_EQ(cqx.cq.cons, 0);
 }
 
+/*
+ * A CQ of a parent domain with a TD: polling neither takes nor releases
+ * its lock, held here throughout (a poller that took it would spin for
+ * ever, meson's timeout failing the test). Without the TD it is free again
+ * afterwards.
+ */
+static void test_single_thread(void)
+{
+	struct ibv_cq_ex *ex = &cqx.cq.vcq.cq_ex;
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_wc wc;
+
+	cq_setup();
+	scire_cq_ex_set_ops(ex, 0);
+	cqx.cq.single_thread = true;
+	pthread_spin_lock(&cqx.cq.lock);
+	cq_produce(&ud_recv_plain);
+	cq_produce(&ud_recv_plain);
+	CHECK_EQ(scire_poll_cq(&cqx.cq.vcq.cq, 1, &wc), 1);
+	CHECK_EQ(ex->start_poll(ex, &pa), 0);
+	ex->end_poll(ex);
+	CHECK_EQ(ex->start_poll(ex, &pa), ENOENT);
+	CHECK_EQ(scire_req_notify_cq(&cqx.cq.vcq.cq, 0), 0);
+	CHECK_EQ(pthread_spin_trylock(&cqx.cq.lock), EBUSY);
+	pthread_spin_unlock(&cqx.cq.lock);
+
+	cq_setup();
+	cq_produce(&ud_recv_plain);
+	CHECK_EQ(scire_poll_cq(&cqx.cq.vcq.cq, 1, &wc), 1);
+	CHECK_EQ(pthread_spin_trylock(&cqx.cq.lock), 0);
+	pthread_spin_unlock(&cqx.cq.lock);
+}
+
 int main(void)
 {
 	test_poll_ud();
@@ -286,6 +319,7 @@ int main(void)
 	test_ud_sl();
 	test_poll_error();
 	test_clean();
+	test_single_thread();
 	free(cqx.cq.map.ring);
 
 	return unit_result("CQE translation");

@@ -137,7 +137,7 @@ int scire_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	pthread_spin_lock(&sq->lock);
+	scire_wq_lock(sq);
 	for (; wr; wr = wr->next) {
 		if (!room) {
 			room = scire_wq_room(sq, sq->prod);
@@ -163,7 +163,7 @@ int scire_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (posted)
 		scire_wq_publish(sq, sq->prod);
-	pthread_spin_unlock(&sq->lock);
+	scire_wq_unlock(sq);
 
 	*bad_wr = ret ? wr : NULL;
 	if (!posted)
@@ -199,7 +199,7 @@ int scire_post_bind_mw1(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	if (scire_qp_state(qp) == IBV_QPS_RESET)
 		return EINVAL;
 
-	pthread_spin_lock(&sq->lock);
+	scire_wq_lock(sq);
 	room = scire_wq_room(sq, sq->prod);
 	if (room <= 0) {
 		ret = room ? EIO : ENOMEM;
@@ -212,7 +212,7 @@ int scire_post_bind_mw1(struct ibv_qp *ibqp, struct ibv_mw *mw,
 			scire_wq_publish(sq, sq->prod);
 		}
 	}
-	pthread_spin_unlock(&sq->lock);
+	scire_wq_unlock(sq);
 	if (ret)
 		return ret;
 	return scire_qp_doorbell(qp, SCIRE_DOORBELL_SQ);
@@ -231,7 +231,7 @@ int scire_wq_post_recv(struct scire_wq *rq, struct ibv_recv_wr *wr,
 	int64_t room = 0;
 	int ret = 0;
 
-	pthread_spin_lock(&rq->lock);
+	scire_wq_lock(rq);
 	for (; wr; wr = wr->next) {
 		if (!room) {
 			room = scire_wq_room(rq, rq->prod);
@@ -250,7 +250,7 @@ int scire_wq_post_recv(struct scire_wq *rq, struct ibv_recv_wr *wr,
 	}
 	if (n)
 		scire_wq_publish(rq, rq->prod);
-	pthread_spin_unlock(&rq->lock);
+	scire_wq_unlock(rq);
 
 	*bad_wr = ret ? wr : NULL;
 	*posted = n;
@@ -297,7 +297,7 @@ static void scire_wr_start(struct ibv_qp_ex *ibqpx)
 {
 	struct scire_qp *qp = to_scire_qp_ex(ibqpx);
 
-	pthread_spin_lock(&qp->sq.lock);
+	scire_wq_lock(&qp->sq);
 	qp->ex.start = qp->sq.prod;
 	qp->ex.room = 0;
 	qp->ex.cur = NULL;
@@ -342,7 +342,7 @@ static int scire_wr_complete(struct ibv_qp_ex *ibqpx)
 	if (err) {
 		/* ibv_wr_post(3): a failed session posts nothing. */
 		scire_wr_discard(qp);
-		pthread_spin_unlock(&qp->sq.lock);
+		scire_wq_unlock(&qp->sq);
 		return err;
 	}
 
@@ -350,7 +350,7 @@ static int scire_wr_complete(struct ibv_qp_ex *ibqpx)
 	if (n)
 		scire_wq_publish(&qp->sq, qp->sq.prod);
 	qp->ex.cur = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	scire_wq_unlock(&qp->sq);
 
 	/* As in ibv_post_send(): one doorbell per batch, outside the lock. */
 	return n ? scire_qp_doorbell(qp, SCIRE_DOORBELL_SQ) : 0;
@@ -361,7 +361,7 @@ static void scire_wr_abort(struct ibv_qp_ex *ibqpx)
 	struct scire_qp *qp = to_scire_qp_ex(ibqpx);
 
 	scire_wr_discard(qp);
-	pthread_spin_unlock(&qp->sq.lock);
+	scire_wq_unlock(&qp->sq);
 }
 
 /*
@@ -653,7 +653,11 @@ static int scire_qp_ex_init(struct scire_qp *qp, uint64_t ops)
 	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
 
 	if ((ops & IBV_QP_EX_WITH_BIND_MW) && qp->sq.num_entries) {
-		qp->ex.binds = calloc(qp->sq.num_entries, sizeof(*qp->ex.binds));
+		qp->ex.binds = scire_obj_alloc(qp->pdom, qp->sq.num_entries *
+					       sizeof(*qp->ex.binds),
+					       SCIRE_OBJ_ALIGN,
+					       SCIRE_RES_QP_BINDS,
+					       &qp->binds_mem);
 		if (!qp->ex.binds)
 			return ENOMEM;
 	}
@@ -763,10 +767,45 @@ static int scire_qp_setup(struct scire_context *ctx, struct scire_qp *qp,
 	return 0;
 }
 
+/*
+ * The provider's memory of a QP created with pd (a PD or a parent domain),
+ * from the parent domain's allocators if it has them. NULL with errno set.
+ */
+static struct scire_qp *scire_qp_alloc(struct ibv_pd *pd)
+{
+	struct scire_pd *pdom = scire_parent_domain(pd);
+	struct scire_obj_mem mem;
+	struct scire_qp *qp;
+
+	qp = scire_obj_alloc(pdom, sizeof(*qp), SCIRE_OBJ_ALIGN, SCIRE_RES_QP,
+			     &mem);
+	if (!qp)
+		return NULL;
+	qp->mem = mem;
+	qp->pdom = pdom;
+	return qp;
+}
+
 static void scire_qp_free(struct scire_qp *qp)
 {
-	free(qp->ex.binds);
-	free(qp);
+	struct scire_obj_mem mem = qp->mem;
+
+	scire_obj_free(qp->ex.binds, SCIRE_RES_QP_BINDS, &qp->binds_mem);
+	scire_obj_free(qp, SCIRE_RES_QP, &mem);
+}
+
+/*
+ * The QP exists and is set up: a TD of its parent domain means one thread
+ * uses it, and the parent domain may not go while the QP holds its
+ * allocators.
+ */
+static void scire_qp_attach_pd(struct scire_qp *qp)
+{
+	if (qp->pdom && qp->pdom->td) {
+		qp->sq.single_thread = true;
+		qp->rq.single_thread = true;
+	}
+	scire_pd_get(qp->pdom);
 }
 
 struct ibv_qp *scire_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -786,7 +825,7 @@ struct ibv_qp *scire_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = scire_qp_alloc(pd);
 	if (!qp)
 		return NULL;
 
@@ -799,6 +838,7 @@ struct ibv_qp *scire_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	ret = scire_qp_setup(ctx, qp, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
+	scire_qp_attach_pd(qp);
 	return &qp->vqp.qp;
 
 err_destroy:
@@ -846,7 +886,7 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 		}
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = scire_qp_alloc(attr->pd);
 	if (!qp)
 		return NULL;
 
@@ -866,6 +906,7 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 			goto err_teardown;
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
+	scire_qp_attach_pd(qp);
 	return &qp->vqp.qp;
 
 err_teardown:
@@ -911,12 +952,12 @@ int scire_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask
 	 * left (IBA 10.3, the Reset state).
 	 */
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		pthread_spin_lock(&qp->sq.lock);
+		scire_wq_lock(&qp->sq);
 		scire_wq_reset(&qp->sq);
-		pthread_spin_unlock(&qp->sq.lock);
-		pthread_spin_lock(&qp->rq.lock);
+		scire_wq_unlock(&qp->sq);
+		scire_wq_lock(&qp->rq);
 		scire_wq_reset(&qp->rq);
-		pthread_spin_unlock(&qp->rq.lock);
+		scire_wq_unlock(&qp->rq);
 		scire_qp_clean_cqs(ibqp);
 	}
 	return 0;
@@ -944,6 +985,7 @@ int scire_destroy_qp(struct ibv_qp *ibqp)
 	scire_qp_clean_cqs(ibqp);
 	scire_wq_teardown(&qp->rq);
 	scire_wq_teardown(&qp->sq);
+	scire_pd_put(qp->pdom);
 	scire_qp_free(qp);
 	return 0;
 }

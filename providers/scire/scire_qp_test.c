@@ -561,6 +561,50 @@ static void test_send_ops_flags(void)
 		 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
 }
 
+/*
+ * A QP of a parent domain with a TD: posting neither takes nor releases
+ * the queue locks. Both are held here throughout; a poster that took one
+ * would spin for ever (meson's timeout fails the test), one that released
+ * it shows in trylock. Without the TD the locks are free again afterwards.
+ */
+static void test_single_thread(void)
+{
+	struct ibv_sge sge = { .addr = 0x1000, .length = 8, .lkey = 1 };
+	struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND }, *sbad;
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 },
+			   *rbad;
+	struct ibv_qp_ex *x;
+
+	qp_setup(IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+	qp.sq.single_thread = true;
+	qp.rq.single_thread = true;
+	pthread_spin_lock(&qp.sq.lock);
+	pthread_spin_lock(&qp.rq.lock);
+	CHECK_EQ(scire_post_send(&qp.vqp.qp, &swr, &sbad), 0);
+	CHECK_EQ(scire_post_recv(&qp.vqp.qp, &rwr, &rbad), 0);
+	x = &qp.vqp.qp_ex;
+	x->wr_start(x);
+	x->wr_id = 3;
+	x->wr_send(x);
+	x->wr_set_sge(x, 1, 0x1000, 8);
+	CHECK_EQ(x->wr_complete(x), 0);
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(producer(&qp.rq), 1);
+	CHECK_EQ(pthread_spin_trylock(&qp.sq.lock), EBUSY);
+	CHECK_EQ(pthread_spin_trylock(&qp.rq.lock), EBUSY);
+	pthread_spin_unlock(&qp.sq.lock);
+	pthread_spin_unlock(&qp.rq.lock);
+
+	qp_setup(IBV_QPT_RC, 0);
+	CHECK_EQ(scire_post_send(&qp.vqp.qp, &swr, &sbad), 0);
+	CHECK_EQ(scire_post_recv(&qp.vqp.qp, &rwr, &rbad), 0);
+	CHECK_EQ(pthread_spin_trylock(&qp.sq.lock), 0);
+	CHECK_EQ(pthread_spin_trylock(&qp.rq.lock), 0);
+	pthread_spin_unlock(&qp.sq.lock);
+	pthread_spin_unlock(&qp.rq.lock);
+}
+
 int main(void)
 {
 	test_post_send_batch();
@@ -573,6 +617,7 @@ int main(void)
 	test_ud_post_send();
 	test_ud_wr_session();
 	test_send_ops_flags();
+	test_single_thread();
 
 	return unit_result("posting and doorbell");
 }

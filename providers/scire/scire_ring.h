@@ -56,7 +56,21 @@ struct scire_wq {
 	uint32_t max_inline;
 	uint32_t prod;
 	pthread_spinlock_t lock;
+	bool single_thread;	/* a TD: lock is not taken */
 };
+
+/* The lock of a work queue, unless a TD says one thread uses it. */
+static inline void scire_wq_lock(struct scire_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_lock(&wq->lock);
+}
+
+static inline void scire_wq_unlock(struct scire_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_unlock(&wq->lock);
+}
 
 static inline void *scire_wq_slot(const struct scire_wq *wq, uint32_t idx)
 {
