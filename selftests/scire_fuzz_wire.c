@@ -36,8 +36,12 @@
  * QP pair moves data correctly. The kernel log is the runner's business.
  *
  * Seeded: -s SEED replays a run's packet stream (the seed is printed).
- * -t SECONDS and -n PACKETS bound it (whichever comes first); -v prints
- * every packet sent, otherwise counts by opcode are printed.
+ * -t SECONDS and -n PACKETS bound it (whichever comes first); -m PACKETS
+ * stretches a -t flood until the injectors sent that many in all, and
+ * -H FILE until the caller removes FILE (created when the flood starts),
+ * so that a count or a caller's honest traffic does not depend on how
+ * fast the host is. -v prints every packet sent, otherwise counts by
+ * opcode are printed.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -1431,15 +1435,54 @@ static int check_fresh(void)
 
 /* --- main ---------------------------------------------------------------------- */
 
+/* How long -m and -H may stretch the flood past its -t budget, in seconds. */
+#define FZ_GRACE_S 300
+
+/*
+ * What the injectors share: each one's count of packets sent, published
+ * after every batch, and the parent's word that the flood is over.
+ */
+struct fz_shared {
+	volatile uint64_t sent[17];
+	volatile int stop;
+};
+
+/*
+ * Whether the parent ends the flood at time now: its -t budget has passed,
+ * the injectors together sent min_pkts, and hold (a file, may be NULL) is
+ * gone; or the grace past the budget is spent.
+ */
+static int flood_over(double now, double end, uint64_t min_pkts, const char *hold,
+		      const struct fz_shared *sh, int jobs)
+{
+	uint64_t total = n_sent;
+	int i;
+
+	if (now < end)
+		return 0;
+	if (now >= end + FZ_GRACE_S)
+		return 1;
+	for (i = 1; i < jobs; i++)
+		total += sh->sent[i];
+	if (total < min_pkts)
+		return 0;
+	return !hold || access(hold, F_OK);
+}
+
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s -d VICTIM_DEV -D PEER_DEV [-g GIDIDX] [-G GIDIDX2] [-N NETNS]\n"
-		"          [-s SEED] [-t SECONDS] [-n PACKETS] [-j INJECTORS] [-v]\n"
+		"          [-s SEED] [-t SECONDS] [-n PACKETS] [-m PACKETS] [-H FILE]\n"
+		"          [-j INJECTORS] [-v]\n"
 		"  -N NETNS  network namespace the packets are sent from (PEER_DEV's)\n"
 		"  -t, -n    stop after SECONDS or PACKETS, whichever is first (default -t 10)\n"
+		"  -m N      past -t, go on until the injectors sent N packets in all\n"
+		"  -H FILE   create FILE when the flood starts; past -t, go on until it is\n"
+		"            removed (a caller's honest traffic runs beside the flood)\n"
+		"            -m and -H give up %d s after -t\n"
 		"  -j N      N injecting processes (default 1; 1 replays a seed exactly)\n"
-		"  -v        print every packet sent\n", argv0);
+		"  -v        print every packet sent\n", argv0, FZ_GRACE_S);
 	exit(T_EXIT_FAIL);
 }
 
@@ -1448,13 +1491,15 @@ int main(int argc, char **argv)
 	const char *vdev = NULL, *pdev = NULL, *ns = NULL;
 	int vgid = -1, pgid = -1, c, i, fails = 0, have_seed = 0;
 	double secs = -1, start, end, elapsed;
-	uint64_t max_pkts = 0, next_check, *child_sent;
+	uint64_t max_pkts = 0, min_pkts = 0, next_check;
+	const char *hold = NULL;
+	struct fz_shared *sh;
 	uint32_t seed = 0;
 	int jobs = 1, child = 0;
 	pid_t pids[16];
 
 	t_name = "scire_fuzz_wire";
-	while ((c = getopt(argc, argv, "d:D:g:G:N:s:t:n:j:v")) != -1) {
+	while ((c = getopt(argc, argv, "d:D:g:G:N:s:t:n:m:H:j:v")) != -1) {
 		switch (c) {
 		case 'd': vdev = optarg; break;
 		case 'D': pdev = optarg; break;
@@ -1464,6 +1509,8 @@ int main(int argc, char **argv)
 		case 's': seed = strtoul(optarg, NULL, 0); have_seed = 1; break;
 		case 't': secs = atof(optarg); break;
 		case 'n': max_pkts = strtoull(optarg, NULL, 0); break;
+		case 'm': min_pkts = strtoull(optarg, NULL, 0); break;
+		case 'H': hold = optarg; break;
 		case 'j': jobs = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		default: usage(argv[0]);
@@ -1568,9 +1615,8 @@ int main(int argc, char **argv)
 	 */
 	if (jobs < 1 || jobs > 16)
 		t_fatal("-j %d: 1 to 16 injectors", jobs);
-	child_sent = mmap(NULL, FZ_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			  -1, 0);
-	if (child_sent == MAP_FAILED)
+	sh = mmap(NULL, FZ_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
 		t_fatal("mmap shared: %s", t_errname(errno));
 	if (max_pkts)
 		max_pkts = (max_pkts + jobs - 1) / jobs;
@@ -1588,16 +1634,27 @@ int main(int argc, char **argv)
 	start = t_now();
 	end = secs >= 0 ? start + secs : 1e300;
 	next_check = 0;
-	while (t_now() < end && (!max_pkts || n_sent < max_pkts)) {
+	if (!child && hold) {
+		int fd = open(hold, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0)
+			t_fatal("-H %s: %s", hold, t_errname(errno));
+		close(fd);
+	}
+	while (!max_pkts || n_sent < max_pkts) {
 		int n = FZ_BATCH;
 
+		if (child ? sh->stop : flood_over(t_now(), end, min_pkts, hold, sh, jobs))
+			break;
 		if (max_pkts && max_pkts - n_sent < (uint64_t)n)
 			n = max_pkts - n_sent;
 		for (i = 0; i < n; i++)
 			build_random(&batch[i]);
 		send_batch(n);
-		if (child)
+		if (child) {
+			sh->sent[child] = n_sent;
 			continue;
+		}
 		drain_victim();
 		if (n_sent >= next_check) {
 			/* Keep the victims alive: receives, and QPs out of ERR. */
@@ -1618,18 +1675,19 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	if (child) {
-		child_sent[child] = n_sent;
+	if (child)
 		_exit(0);
-	}
+	/* Not at its own -n share: the flood is over for every injector. */
+	if (!max_pkts || n_sent < max_pkts)
+		sh->stop = 1;
 	for (i = 1; i < jobs; i++) {
 		int st;
 
 		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
 			t_fail("injector %d (pid %d) failed", i, pids[i]);
 		printf("injector %d sent %llu packets\n", i,
-		       (unsigned long long)child_sent[i]);
-		n_sent += child_sent[i];
+		       (unsigned long long)sh->sent[i]);
+		n_sent += sh->sent[i];
 	}
 	elapsed = t_now() - start;
 	printf("sent %llu packets in %.1f s: %.0f packets/s (%llu refused by the sender's stack)\n",
