@@ -1231,6 +1231,8 @@ int scire_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int scire_dealloc_mw(struct ib_mw *ibmw);
 struct scire_mr *scire_mr_lookup(struct scire_pd *pd, u32 key, bool remote,
 				 u64 iova, u64 len, int access);
+struct scire_mr *scire_mr_lookup_region(struct scire_pd *pd, u32 rkey,
+					int access);
 int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 		  bool to_mr);
 int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,

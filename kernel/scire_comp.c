@@ -377,7 +377,8 @@ static u8 scire_comp_mem_status(int err)
 
 /*
  * The READ RESPONSE ONLY without payload that answers an RDMA ATOMIC
- * WRITE (IBA 1.5, as rdma_rxe sends it): the 8 bytes are in place.
+ * WRITE or an RDMA FLUSH (IBA 1.5, as rdma_rxe sends it): the 8 bytes are
+ * in place, or the range is flushed.
  */
 static void scire_comp_atomic_write(struct scire_qp *qp, struct sk_buff *skb,
 				    struct scire_req_wqe *w, u32 base, u32 psn)
@@ -402,7 +403,7 @@ static void scire_comp_atomic_write(struct scire_qp *qp, struct sk_buff *skb,
 
 /*
  * READ RESPONSE FIRST/MIDDLE/LAST/ONLY (IBA 9.7.5.1.2), and the response
- * to an ATOMIC WRITE.
+ * to an ATOMIC WRITE or a FLUSH.
  */
 static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 			    u32 base, u32 psn)
@@ -417,6 +418,8 @@ static void scire_comp_read(struct scire_qp *qp, struct sk_buff *skb,
 	if (!scire_comp_walk(qp, base, psn, false))
 		return;
 	w = scire_comp_head(qp, SCIRE_REQ_K_ATOMIC_WRITE);
+	if (!w)
+		w = scire_comp_head(qp, SCIRE_REQ_K_FLUSH);
 	if (w) {
 		scire_comp_atomic_write(qp, skb, w, base, psn);
 		return;

@@ -28,7 +28,7 @@ static const enum ib_wc_opcode scire_wc_opcode[SCIRE_CQE_OP_MAX] = {
 	[SCIRE_CQE_OP_REG_MR]		= IB_WC_REG_MR,
 	[SCIRE_CQE_OP_BIND_MW]		= IB_WC_BIND_MW,
 	[SCIRE_CQE_OP_RECV]		= IB_WC_RECV,
-	/* SCIRE_CQE_OP_ATOMIC_WRITE: user QPs post it, no kernel CQ sees it. */
+	/* SCIRE_CQE_OP_ATOMIC_WRITE, _FLUSH: user QPs post them, no kernel CQ sees them. */
 	[SCIRE_CQE_OP_RECV_RDMA_IMM]	= IB_WC_RECV_RDMA_WITH_IMM,
 };
 

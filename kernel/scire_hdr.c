@@ -16,6 +16,7 @@ static const struct {
 	u8 len;
 } scire_ext_hdr[SCIRE_H_PAYLOAD] = {
 	[SCIRE_H_DETH] = { SCIRE_M_DETH, sizeof(struct scire_deth) },
+	[SCIRE_H_FETH] = { SCIRE_M_FETH, sizeof(struct scire_feth) },
 	[SCIRE_H_RETH] = { SCIRE_M_RETH, sizeof(struct scire_reth) },
 	[SCIRE_H_ATMETH] = { SCIRE_M_ATMETH, sizeof(struct scire_atmeth) },
 	[SCIRE_H_IMMDT] = { SCIRE_M_IMMDT, sizeof(struct scire_immdt) },
@@ -66,6 +67,8 @@ static const u32 scire_opcode_mask[256] = {
 	/* IBA 1.5: RETH and 8 bytes of payload, answered like a READ. */
 	[RC(ATOMIC_WRITE)] = REQ1 | SCIRE_M_ATOMIC_WRITE | SCIRE_M_RETH |
 			     SCIRE_M_PAYLOAD,
+	/* IBA 1.5: FETH and RETH, no payload, answered like ATOMIC WRITE. */
+	[RC(FLUSH)] = REQ1 | SCIRE_M_FLUSH | SCIRE_M_FETH | SCIRE_M_RETH,
 
 	[UC(SEND_FIRST)] = SREQ | SCIRE_M_FIRST,
 	[UC(SEND_MIDDLE)] = SREQ | SCIRE_M_MIDDLE,

@@ -95,6 +95,24 @@ struct scire_ieth {
 	__be32 rkey;
 };
 
+/*
+ * FLUSH Extended Transport Header (IBA 1.5, RDMA FLUSH): the placement
+ * type in bits 3:0 (IB_FLUSH_GLOBAL 1, IB_FLUSH_PERSISTENT 2) and the
+ * selectivity level in bits 5:4 (IB_FLUSH_RANGE 0, IB_FLUSH_MR 1); the
+ * rest is reserved. It comes between the BTH and the RETH.
+ */
+struct scire_feth {
+	__be32 bits;
+};
+
+#define SCIRE_FETH_PLT_MASK	0x0000000f
+#define SCIRE_FETH_SEL_MASK	0x00000030
+#define SCIRE_FETH_SEL_SHIFT	4
+#define SCIRE_FLUSH_GLOBAL	1	/* placement: global visibility */
+#define SCIRE_FLUSH_PERSISTENT	2	/* placement: persistence */
+#define SCIRE_FLUSH_RANGE	0	/* selectivity: the RETH's range */
+#define SCIRE_FLUSH_MR		1	/* selectivity: the whole region */
+
 /* Transport bits of a BTH opcode (IBA 9.2.1 table 38). */
 #define SCIRE_OP_TRANSPORT_MASK	0xe0
 
@@ -127,6 +145,7 @@ enum scire_bth_opcode {
 	SCIRE_OP_FETCH_ADD			= 0x14,
 	SCIRE_OP_SEND_LAST_INV			= 0x16,
 	SCIRE_OP_SEND_ONLY_INV			= 0x17,
+	SCIRE_OP_FLUSH				= 0x1c,	/* IBA 1.5 */
 	SCIRE_OP_ATOMIC_WRITE			= 0x1d,	/* IBA 1.5 */
 };
 
@@ -154,11 +173,14 @@ enum scire_opcode_mask {
 	SCIRE_M_DETH		= BIT(18),
 	SCIRE_M_COMP		= BIT(19),	/* completes a receive WQE */
 	SCIRE_M_ATOMIC_WRITE	= BIT(20),	/* RDMA ATOMIC WRITE request */
+	SCIRE_M_FLUSH		= BIT(21),	/* RDMA FLUSH request */
+	SCIRE_M_FETH		= BIT(22),
 };
 
 /* Offsets of extended headers after the BTH, in wire order. */
 enum scire_hdr_index {
 	SCIRE_H_DETH,
+	SCIRE_H_FETH,
 	SCIRE_H_RETH,
 	SCIRE_H_ATMETH,
 	SCIRE_H_IMMDT,

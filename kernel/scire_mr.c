@@ -42,7 +42,7 @@
 #define SCIRE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB |	  \
-			 IB_ACCESS_OPTIONAL)
+			 IB_ACCESS_OPTIONAL | SCIRE_ACCESS_FLUSH_GLOBAL)
 
 #define SCIRE_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
@@ -356,7 +356,8 @@ static struct scire_mr *scire_mw_resolve(struct scire_mw_entry *ent,
  * @len: bytes accessed; 0 is allowed and checks @iova only.
  * @access: rights needed: 0 for a local read, IB_ACCESS_LOCAL_WRITE for a
  *	    local write, IB_ACCESS_REMOTE_READ / _WRITE / _ATOMIC for remote
- *	    accesses, IB_ACCESS_MW_BIND for a bind.
+ *	    accesses, IB_ACCESS_FLUSH_* for an RDMA FLUSH, IB_ACCESS_MW_BIND
+ *	    for a bind.
  *
  * The key must match exactly (generation byte included): an MR's lkey for
  * local access; for remote access an MR's rkey or the rkey of a bound memory
@@ -402,6 +403,53 @@ struct scire_mr *scire_mr_lookup(struct scire_pd *pd, u32 key, bool remote,
 	rcu_read_unlock();
 
 	ret = scire_mr_check(mr, pd, key, iova, len, access);
+	if (ret) {
+		scire_mr_put(mr);
+		return ERR_PTR(ret);
+	}
+	return mr;
+}
+
+/**
+ * scire_mr_lookup_region() - hold the MR an rkey names, for an access to
+ * all of it.
+ * @pd: the PD of the QP receiving the access.
+ * @rkey: the rkey from the RETH.
+ * @access: rights needed (the RDMA FLUSH rights, IB_ACCESS_FLUSH_*).
+ *
+ * An RDMA FLUSH at selectivity level "memory region" (IBA 1.5) names a
+ * region by its rkey alone; its RETH address and length are not checked.
+ * The rkey must be an MR's, valid, of @pd and granting @access, as in
+ * scire_mr_lookup(). A memory window's rkey is refused: a window grants
+ * remote read, write and atomic rights only.
+ *
+ * Context: any; no sleeping (RCU).
+ * Return: the MR, held: release with scire_mr_put(). Else ERR_PTR:
+ * -EINVAL no such key, stale key, not valid; -EACCES a window's key, PD
+ * mismatch or a right not granted.
+ */
+struct scire_mr *scire_mr_lookup_region(struct scire_pd *pd, u32 rkey,
+					int access)
+{
+	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	struct scire_mr *mr;
+	void *entry;
+	int ret;
+
+	rcu_read_lock();
+	entry = xa_load(&sdev->mr_xa, rkey >> 8);
+	if (!entry || xa_pointer_tag(entry) == SCIRE_KEY_MW) {
+		rcu_read_unlock();
+		return ERR_PTR(entry ? -EACCES : -EINVAL);
+	}
+	mr = xa_untag_pointer(entry);
+	if (!refcount_inc_not_zero(&mr->ref)) {
+		rcu_read_unlock();
+		return ERR_PTR(-EINVAL);
+	}
+	rcu_read_unlock();
+
+	ret = scire_mr_check(mr, pd, rkey, READ_ONCE(mr->iova), 0, access);
 	if (ret) {
 		scire_mr_put(mr);
 		return ERR_PTR(ret);

@@ -238,8 +238,16 @@ int scire_net_crc_piece(void *arg, u8 *buf, u32 n)
  * all-ones, as IBA annex A17 requires and rdma_rxe does: IPv4 TOS, TTL and
  * header checksum; IPv6 traffic class, flow label and hop limit; the UDP
  * checksum; BTH byte 4 (FECN, BECN, reserved).
+ *
+ * With @rxe_flush the CRC then runs once more over the @len bytes from the
+ * BTH, unmasked: that is the ICRC rdma_rxe puts on, and expects of, an RC
+ * RDMA FLUSH (6.2 to at least 7.3). Its opcode table gives FLUSH no payload
+ * offset, so what it takes for the payload starts at the BTH and the
+ * headers are hashed twice. scire sends FLUSH that way, so that rxe takes
+ * it, and accepts both that and the ICRC of IBA annex A17.
  */
-static u32 scire_icrc(struct sk_buff *skb, bool ipv6, u32 off, u32 len)
+static u32 scire_icrc(struct sk_buff *skb, bool ipv6, u32 off, u32 len,
+		      bool rxe_flush)
 {
 	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 	       sizeof(struct scire_bth)];
@@ -277,7 +285,15 @@ static u32 scire_icrc(struct sk_buff *skb, bool ipv6, u32 off, u32 len)
 	/* The caller checked the length: the walk cannot fail. */
 	scire_skb_walk(skb, off + sizeof(*mbth), len - sizeof(*mbth),
 		       scire_net_crc_piece, &crc);
+	if (rxe_flush)
+		scire_skb_walk(skb, off, len, scire_net_crc_piece, &crc);
 	return ~crc;
+}
+
+/* Whether @bth is an RC RDMA FLUSH, whose ICRC rdma_rxe computes its way. */
+static bool scire_icrc_rxe_flush(const struct scire_bth *bth)
+{
+	return bth->opcode == (SCIRE_OP_RC | SCIRE_OP_FLUSH);
 }
 
 /* The scire device receiving on @ndev, directly or through a VLAN on it. */
@@ -553,8 +569,12 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 
 	icrc = skb_header_pointer(skb, len - SCIRE_ICRC_SIZE, SCIRE_ICRC_SIZE,
 				  &icrc_buf);
-	if (!icrc || scire_icrc(skb, ipv6, 0, len - SCIRE_ICRC_SIZE) !=
-	    get_unaligned_le32(icrc)) {
+	if (!icrc ||
+	    (scire_icrc(skb, ipv6, 0, len - SCIRE_ICRC_SIZE, false) !=
+	     get_unaligned_le32(icrc) &&
+	     (!scire_icrc_rxe_flush(bth) ||
+	      scire_icrc(skb, ipv6, 0, len - SCIRE_ICRC_SIZE, true) !=
+	      get_unaligned_le32(icrc)))) {
 		why = SCIRE_DROP_ICRC;
 		goto drop;
 	}
@@ -1316,7 +1336,9 @@ static int scire_build(struct net *net, struct scire_qp *qp,
 		scire_push_ip6(skb, av);
 	else
 		scire_push_ip4(net, skb, av);
-	put_unaligned_le32(scire_icrc(skb, ipv6, bth - skb->data, len), icrc);
+	put_unaligned_le32(scire_icrc(skb, ipv6, bth - skb->data, len,
+				      scire_icrc_rxe_flush((struct scire_bth *)bth)),
+			   icrc);
 	return 0;
 }
 

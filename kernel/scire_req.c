@@ -82,6 +82,11 @@ const struct scire_wqe_info scire_wqe_info[SCIRE_WQE_OP_MAX] = {
 		.cqe_opcode = SCIRE_CQE_OP_ATOMIC_WRITE,
 		.only = RC_OP(ATOMIC_WRITE),
 	},
+	[SCIRE_WQE_OP_FLUSH] = {
+		.kind = SCIRE_REQ_K_FLUSH,
+		.cqe_opcode = SCIRE_CQE_OP_FLUSH,
+		.only = RC_OP(FLUSH),
+	},
 };
 
 /* Largest message (IBA 9.4.1 and our max_msg_sz). */
@@ -455,6 +460,21 @@ static u8 scire_req_validate(struct scire_qp *qp,
 		*len = sizeof(wqe->atomic_write.value);
 		return IB_WC_SUCCESS;
 	}
+	/*
+	 * FLUSH carries no data. Its placement type and level must be ones
+	 * the FETH can say (IBA 1.5); whether the responder grants them is
+	 * the responder's to answer.
+	 */
+	if (info->kind == SCIRE_REQ_K_FLUSH) {
+		if (wqe->num_sge || (wqe->flags & SCIRE_WQE_F_INLINE) ||
+		    !wqe->flush.type ||
+		    (wqe->flush.type & ~(SCIRE_FLUSH_GLOBAL |
+					 SCIRE_FLUSH_PERSISTENT)) ||
+		    wqe->flush.level > SCIRE_FLUSH_MR)
+			return IB_WC_LOC_QP_OP_ERR;
+		*len = 0;
+		return IB_WC_SUCCESS;
+	}
 
 	if (wqe->flags & SCIRE_WQE_F_INLINE) {
 		/* Inline bytes are a source: nothing to receive READ data. */
@@ -650,7 +670,8 @@ static enum scire_req_next scire_req_begin(struct scire_qp *qp)
 	}
 
 	if (info->kind == SCIRE_REQ_K_ATOMIC ||
-	    info->kind == SCIRE_REQ_K_ATOMIC_WRITE)
+	    info->kind == SCIRE_REQ_K_ATOMIC_WRITE ||
+	    info->kind == SCIRE_REQ_K_FLUSH)
 		npkts = 1;
 	else
 		npkts = max_t(u32, 1, DIV_ROUND_UP_ULL(w->len, req->mtu));
@@ -718,22 +739,37 @@ static void scire_req_ext_hdrs(struct scire_qp *qp, struct sk_buff *skb,
 	u32 mask = oi->mask;
 	u64 swap_add, comp;
 
-	/* ATOMIC WRITE's address and key sit where RDMA's do. */
+	/* ATOMIC WRITE's and FLUSH's address and key sit where RDMA's do. */
 	BUILD_BUG_ON(offsetof(struct scire_send_wqe, atomic_write.remote_addr) !=
 		     offsetof(struct scire_send_wqe, rdma.remote_addr) ||
 		     offsetof(struct scire_send_wqe, atomic_write.rkey) !=
+		     offsetof(struct scire_send_wqe, rdma.rkey) ||
+		     offsetof(struct scire_send_wqe, flush.remote_addr) !=
+		     offsetof(struct scire_send_wqe, rdma.remote_addr) ||
+		     offsetof(struct scire_send_wqe, flush.rkey) !=
 		     offsetof(struct scire_send_wqe, rdma.rkey));
+	if (mask & SCIRE_M_FETH) {
+		struct scire_feth *feth = (void *)skb->data +
+					  oi->offset[SCIRE_H_FETH];
+
+		feth->bits = cpu_to_be32((wqe->flush.type & SCIRE_FETH_PLT_MASK) |
+					 ((wqe->flush.level << SCIRE_FETH_SEL_SHIFT) &
+					  SCIRE_FETH_SEL_MASK));
+	}
 	if (mask & SCIRE_M_RETH) {
 		struct scire_reth *reth = (void *)skb->data +
 					  oi->offset[SCIRE_H_RETH];
 
 		/*
 		 * A READ asked again covers only what is still missing. The
-		 * RETH follows the 12-byte BTH: its 64-bit VA is unaligned.
+		 * RETH follows the 12-byte BTH (and a FLUSH's FETH): its
+		 * 64-bit VA is unaligned. A FLUSH names its range there and
+		 * carries no data.
 		 */
 		put_unaligned_be64(wqe->rdma.remote_addr + off, &reth->va);
 		reth->rkey = cpu_to_be32(wqe->rdma.rkey);
-		reth->len = cpu_to_be32(w->len - off);
+		reth->len = cpu_to_be32(mask & SCIRE_M_FLUSH ? wqe->flush.length :
+					w->len - off);
 	}
 	if (mask & SCIRE_M_ATMETH) {
 		struct scire_atmeth *atm = (void *)skb->data +

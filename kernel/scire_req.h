@@ -65,6 +65,9 @@ struct sk_buff;
  * @SCIRE_REQ_K_ATOMIC_WRITE: one RDMA ATOMIC WRITE request with its 8
  *			bytes (IBA 1.5), answered by a READ RESPONSE ONLY
  *			without payload; counted with READs and atomics.
+ * @SCIRE_REQ_K_FLUSH:	one RDMA FLUSH request, FETH and RETH and no
+ *			payload (IBA 1.5), answered and counted as an
+ *			ATOMIC WRITE is.
  */
 enum scire_req_kind {
 	SCIRE_REQ_K_SEND,
@@ -73,13 +76,17 @@ enum scire_req_kind {
 	SCIRE_REQ_K_ATOMIC,
 	SCIRE_REQ_K_LOCAL,
 	SCIRE_REQ_K_ATOMIC_WRITE,
+	SCIRE_REQ_K_FLUSH,
 };
 
-/* A READ, atomic or ATOMIC WRITE: uses a responder resource (IBA 9.4.4). */
+/*
+ * A READ, atomic, ATOMIC WRITE or FLUSH: uses a responder resource (IBA
+ * 9.4.4; rdma_rxe keeps one for the IBA 1.5 operations too).
+ */
 static inline bool scire_req_kind_rd_atomic(u8 kind)
 {
 	return kind == SCIRE_REQ_K_READ || kind == SCIRE_REQ_K_ATOMIC ||
-	       kind == SCIRE_REQ_K_ATOMIC_WRITE;
+	       kind == SCIRE_REQ_K_ATOMIC_WRITE || kind == SCIRE_REQ_K_FLUSH;
 }
 
 /**

@@ -37,6 +37,7 @@ enum scire_resp_res_type {
 	SCIRE_RESP_RES_READ,
 	SCIRE_RESP_RES_ATOMIC,
 	SCIRE_RESP_RES_ATOMIC_WRITE,
+	SCIRE_RESP_RES_FLUSH,
 };
 
 /*
@@ -44,7 +45,8 @@ enum scire_resp_res_type {
  * is executed again if it asks for (part of) the same data with the same
  * R_Key; a duplicate atomic is answered with the value it returned the
  * first time; a duplicate ATOMIC WRITE is answered again, not executed
- * again (a later WRITE may have changed the word since).
+ * again (a later WRITE may have changed the word since); so is a duplicate
+ * FLUSH (what it made visible stays so).
  */
 struct scire_resp_res {
 	u32 type;
@@ -858,8 +860,11 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 			    SCIRE_AETH_ACK_UNLIMITED, pkt->psn, resp->msn, orig);
 }
 
-/* The answer to an ATOMIC WRITE: a READ RESPONSE ONLY without payload. */
-static void scire_resp_atomic_write_ack(struct scire_qp *qp, u32 psn, u32 msn)
+/*
+ * The answer to an ATOMIC WRITE or a FLUSH: a READ RESPONSE ONLY without
+ * payload.
+ */
+static void scire_resp_read_ack0(struct scire_qp *qp, u32 psn, u32 msn)
 {
 	scire_resp_ack_before(qp, psn);
 	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_ONLY,
@@ -926,7 +931,83 @@ static void scire_resp_atomic_write(struct scire_qp *qp, struct sk_buff *skb)
 	resp->msn = scire_psn(resp->msn + 1);
 	res->msn = resp->msn;
 	resp->psn = scire_psn(pkt->psn + 1);
-	scire_resp_atomic_write_ack(qp, pkt->psn, resp->msn);
+	scire_resp_read_ack0(qp, pkt->psn, resp->msn);
+}
+
+/*
+ * RDMA FLUSH (IBA 1.5): make what earlier RDMA WRITEs and ATOMIC WRITEs
+ * placed in the range (selectivity level IB_FLUSH_RANGE) or in the whole
+ * region the rkey names (IB_FLUSH_MR) visible, globally or persistently
+ * (the placement type). The responder places every byte with CPU stores,
+ * in PSN order, before it executes the next request, so a write barrier
+ * gives global visibility. Persistence is never promised: no MR of scire
+ * grants IB_ACCESS_FLUSH_PERSISTENT (scire_compat.h).
+ *
+ * Checks, in rxe's order, each fatal for the QP: no responder resources,
+ * a FETH with no, or an unknown, placement type or level: NAK Invalid
+ * Request; the QP without the FLUSH right of each type asked for: NAK
+ * Invalid Request (rxe's answer, as for an opcode the QP does not allow);
+ * no MR of the QP's PD granting them over the range, or over the whole
+ * region: NAK Remote Access Error. A FLUSH consumes a responder resource
+ * and is answered with a READ RESPONSE ONLY without payload, as rdma_rxe
+ * answers it.
+ */
+static void scire_resp_rdma_flush(struct scire_qp *qp, struct sk_buff *skb)
+{
+	struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_resp *resp = &qp->resp;
+	struct scire_resp_res *res;
+	struct scire_feth *feth;
+	struct scire_mr *mr;
+	u32 rkey, len, bits, plt, sel;
+	int access = 0;
+	u64 va;
+
+	if (!qp->max_dest_rd_atomic) {
+		scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
+				  IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	feth = scire_resp_hdr(skb, pkt->opcode, SCIRE_H_FETH);
+	bits = get_unaligned_be32(&feth->bits);
+	plt = bits & SCIRE_FETH_PLT_MASK;
+	sel = (bits & SCIRE_FETH_SEL_MASK) >> SCIRE_FETH_SEL_SHIFT;
+	if (!plt || (plt & ~(SCIRE_FLUSH_GLOBAL | SCIRE_FLUSH_PERSISTENT)) ||
+	    sel > SCIRE_FLUSH_MR) {
+		scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
+				  IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	if (plt & SCIRE_FLUSH_GLOBAL)
+		access |= SCIRE_ACCESS_FLUSH_GLOBAL;
+	if (plt & SCIRE_FLUSH_PERSISTENT)
+		access |= SCIRE_ACCESS_FLUSH_PERSISTENT;
+	/* 6.1 defines no FLUSH rights: nothing can grant one there. */
+	if (!access || (access & ~qp->qp_access)) {
+		scire_resp_reject(qp, SCIRE_NAK_INVALID_REQUEST,
+				  IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	scire_resp_reth(skb, &va, &rkey, &len);
+	if (sel == SCIRE_FLUSH_MR)
+		mr = scire_mr_lookup_region(scire_resp_pd(qp), rkey, access);
+	else
+		mr = scire_mr_lookup(scire_resp_pd(qp), rkey, true, va, len,
+				     access);
+	if (IS_ERR(mr)) {
+		scire_resp_reject(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
+				  IB_WC_REM_ACCESS_ERR);
+		return;
+	}
+	/* Every earlier placement is done: order it before the answer. */
+	wmb();
+	scire_mr_put(mr);
+
+	res = scire_resp_res_add(qp, SCIRE_RESP_RES_FLUSH, pkt->psn, pkt->psn);
+	resp->msn = scire_psn(resp->msn + 1);
+	res->msn = resp->msn;
+	resp->psn = scire_psn(pkt->psn + 1);
+	scire_resp_read_ack0(qp, pkt->psn, resp->msn);
 }
 
 /*
@@ -939,8 +1020,9 @@ static void scire_resp_atomic_write(struct scire_qp *qp, struct sk_buff *skb)
  * response and complete that WQE without data or original value; no ACK
  * at all would stall a requester that resends one packet at a time, as
  * scire's does after a timeout. A READ is executed again from its own RETH
- * if it asks for (part of) what an earlier READ asked for. An atomic or an
- * ATOMIC WRITE is answered from the resources, never executed again.
+ * if it asks for (part of) what an earlier READ asked for. An atomic, an
+ * ATOMIC WRITE or a FLUSH is answered from the resources, never executed
+ * again.
  * Anything else is dropped (class D).
  */
 static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
@@ -1003,7 +1085,13 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 					  pkt->psn);
 		if (!res)
 			goto stale;
-		scire_resp_atomic_write_ack(qp, pkt->psn, resp->msn);
+		scire_resp_read_ack0(qp, pkt->psn, resp->msn);
+	}
+	if (pkt->mask & SCIRE_M_FLUSH) {
+		res = scire_resp_res_find(qp, SCIRE_RESP_RES_FLUSH, pkt->psn);
+		if (!res)
+			goto stale;
+		scire_resp_read_ack0(qp, pkt->psn, resp->msn);
 	}
 	return;
 
@@ -1110,6 +1198,8 @@ static void scire_resp_execute(struct scire_qp *qp, struct sk_buff *skb)
 		scire_resp_atomic(qp, skb);
 	else if (scire_resp_is_rc(qp) && (mask & SCIRE_M_ATOMIC_WRITE))
 		scire_resp_atomic_write(qp, skb);
+	else if (scire_resp_is_rc(qp) && (mask & SCIRE_M_FLUSH))
+		scire_resp_rdma_flush(qp, skb);
 }
 
 /* RC: PSN check against ePSN (IBA 9.7), then execute. */

@@ -55,7 +55,7 @@ static void scire_icrc_matches_rxe(struct kunit *test)
 	u32 bth, len;
 
 	skb = scire_test_rxe_skb(test, pkt, &bth, &len);
-	KUNIT_EXPECT_EQ(test, scire_icrc(skb, pkt->ipv6, bth, len),
+	KUNIT_EXPECT_EQ(test, scire_icrc(skb, pkt->ipv6, bth, len, false),
 			scire_test_rxe_icrc(pkt));
 	kfree_skb(skb);
 }
@@ -90,7 +90,7 @@ static void scire_icrc_rxe_paged(struct kunit *test)
 	get_page(page);
 	skb_add_rx_frag(skb, 0, page, 0, first, PAGE_SIZE / 2);
 	skb_add_rx_frag(skb, 1, page, 2049, second, PAGE_SIZE / 2);
-	KUNIT_EXPECT_EQ(test, scire_icrc(skb, pkt->ipv6, bth, len),
+	KUNIT_EXPECT_EQ(test, scire_icrc(skb, pkt->ipv6, bth, len, false),
 			scire_test_rxe_icrc(pkt));
 	kfree_skb(skb);
 }
@@ -105,7 +105,7 @@ static bool scire_test_icrc_changes(struct kunit *test,
 
 	skb = scire_test_rxe_skb(test, pkt, &bth, &len);
 	skb->data[at] ^= bit;
-	crc = scire_icrc(skb, pkt->ipv6, bth, len);
+	crc = scire_icrc(skb, pkt->ipv6, bth, len, false);
 	kfree_skb(skb);
 	return crc != scire_test_rxe_icrc(pkt);
 }
@@ -189,12 +189,61 @@ static void scire_icrc_invariant_fields(struct kunit *test)
 				      "byte %u", i);
 }
 
+/*
+ * Two RC RDMA FLUSH packets (IPv4, from the IP header to the ICRC) that
+ * rdma_rxe of Debian trixie's 6.12.117 sent during selftest 77, captured
+ * with an AF_PACKET socket on its veth: a FLUSH of a range and one of a
+ * whole region. rxe hashes a FLUSH's headers twice (see scire_icrc()).
+ */
+static const u8 scire_rxe_flush_range[] = {
+	0x45, 0x00, 0x00, 0x40, 0xd6, 0xab, 0x40, 0x00, 0x40, 0x11, 0x4f, 0x65,
+	0x0a, 0x4d, 0x00, 0x01, 0x0a, 0x4d, 0x00, 0x02, 0xdc, 0x53, 0x12, 0xb7,
+	0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff, 0x00, 0xe2, 0x6b, 0x17,
+	0x80, 0xff, 0xc6, 0xb4, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+	0x1f, 0x0b, 0xe2, 0x00, 0x59, 0x4d, 0xe9, 0x53, 0x00, 0x00, 0x10, 0x00,
+	0x83, 0xfe, 0x17, 0xce,
+};
+
+static const u8 scire_rxe_flush_region[] = {
+	0x45, 0x00, 0x00, 0x40, 0xd6, 0xac, 0x40, 0x00, 0x40, 0x11, 0x4f, 0x64,
+	0x0a, 0x4d, 0x00, 0x01, 0x0a, 0x4d, 0x00, 0x02, 0xdc, 0x53, 0x12, 0xb7,
+	0x00, 0x2c, 0x00, 0x00, 0x1c, 0x00, 0xff, 0xff, 0x00, 0xe2, 0x6b, 0x17,
+	0x80, 0xff, 0xc6, 0xb5, 0x00, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x59, 0x4d, 0xe9, 0x53, 0x00, 0x00, 0x00, 0x00,
+	0xe6, 0x67, 0xe0, 0x33,
+};
+
+/* scire computes rxe's ICRC of a FLUSH, and it is not annex A17's. */
+static void scire_icrc_rxe_flush_case(struct kunit *test)
+{
+	static const struct scire_rxe_pkt flush[] = {
+		{ .ipv6 = false, .len = sizeof(scire_rxe_flush_range),
+		  .data = scire_rxe_flush_range },
+		{ .ipv6 = false, .len = sizeof(scire_rxe_flush_region),
+		  .data = scire_rxe_flush_region },
+	};
+	struct sk_buff *skb;
+	u32 bth, len;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(flush); i++) {
+		skb = scire_test_rxe_skb(test, &flush[i], &bth, &len);
+		KUNIT_EXPECT_TRUE(test, scire_icrc_rxe_flush((void *)skb->data + bth));
+		KUNIT_EXPECT_EQ(test, scire_icrc(skb, false, bth, len, true),
+				scire_test_rxe_icrc(&flush[i]));
+		KUNIT_EXPECT_NE(test, scire_icrc(skb, false, bth, len, false),
+				scire_test_rxe_icrc(&flush[i]));
+		kfree_skb(skb);
+	}
+}
+
 static struct kunit_case scire_icrc_rxe_cases[] = {
 	KUNIT_CASE_PARAM(scire_icrc_matches_rxe, scire_rxe_pkt_gen_params),
 	KUNIT_CASE_PARAM(scire_icrc_rxe_paged, scire_rxe_pkt_gen_params),
 	KUNIT_CASE(scire_icrc_ipv4_variant_fields),
 	KUNIT_CASE(scire_icrc_ipv6_variant_fields),
 	KUNIT_CASE(scire_icrc_invariant_fields),
+	KUNIT_CASE(scire_icrc_rxe_flush_case),
 	{}
 };
 

@@ -32,7 +32,8 @@ static u32 scire_test_vec_icrc(struct kunit *test,
 	skb_put_data(skb, data, vec->len);
 	skb_reset_network_header(skb);
 	skb_set_transport_header(skb, l3len);
-	crc = scire_icrc(skb, vec->ipv6, bth, vec->len - bth - SCIRE_ICRC_SIZE);
+	crc = scire_icrc(skb, vec->ipv6, bth, vec->len - bth - SCIRE_ICRC_SIZE,
+			 false);
 	kfree_skb(skb);
 	return crc;
 }

@@ -43,6 +43,8 @@ static const struct scire_test_op {
 	{ 0x14, 40, "RC FETCH_ADD" },
 	{ 0x16, 16, "RC SEND_LAST_INV" },
 	{ 0x17, 16, "RC SEND_ONLY_INV" },
+	/* IBA 1.5: BTH + FETH + RETH, no payload. */
+	{ 0x1c, 32, "RC FLUSH" },
 	/* IBA 1.5: BTH + RETH, 8 bytes of payload after them. */
 	{ 0x1d, 28, "RC ATOMIC_WRITE" },
 	{ 0x20, 12, "UC SEND_FIRST" },
@@ -136,7 +138,8 @@ static void scire_opcode_req_xor_resp(struct kunit *test)
 static void scire_opcode_one_kind(struct kunit *test)
 {
 	const u32 kinds = SCIRE_M_SEND | SCIRE_M_WRITE | SCIRE_M_READ |
-			  SCIRE_M_ATOMIC | SCIRE_M_ACK | SCIRE_M_ATOMIC_WRITE;
+			  SCIRE_M_ATOMIC | SCIRE_M_ACK | SCIRE_M_ATOMIC_WRITE |
+			  SCIRE_M_FLUSH;
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
 	int i;
 
@@ -166,7 +169,8 @@ static void scire_opcode_one_position(struct kunit *test)
 		/* The names say it. */
 		if (strstr(name, "_ONLY") || strstr(name, "READ_REQUEST") ||
 		    strstr(name, "ACKNOWLEDGE") || strstr(name, "SWAP") ||
-		    strstr(name, "FETCH_ADD") || strstr(name, "ATOMIC_WRITE"))
+		    strstr(name, "FETCH_ADD") || strstr(name, "ATOMIC_WRITE") ||
+		    strstr(name, "FLUSH"))
 			KUNIT_EXPECT_EQ_MSG(test, pos, (u32)SCIRE_M_ONLY, "%s", name);
 		else if (strstr(name, "_FIRST"))
 			KUNIT_EXPECT_EQ_MSG(test, pos, (u32)SCIRE_M_FIRST, "%s", name);
@@ -181,10 +185,10 @@ static void scire_opcode_one_position(struct kunit *test)
 static void scire_opcode_offsets(struct kunit *test)
 {
 	static const u32 hmask[SCIRE_H_PAYLOAD] = {
-		SCIRE_M_DETH, SCIRE_M_RETH, SCIRE_M_ATMETH, SCIRE_M_IMMDT,
-		SCIRE_M_IETH, SCIRE_M_AETH, SCIRE_M_ATMACK,
+		SCIRE_M_DETH, SCIRE_M_FETH, SCIRE_M_RETH, SCIRE_M_ATMETH,
+		SCIRE_M_IMMDT, SCIRE_M_IETH, SCIRE_M_AETH, SCIRE_M_ATMACK,
 	};
-	static const u8 hlen[SCIRE_H_PAYLOAD] = { 8, 16, 28, 4, 4, 4, 8 };
+	static const u8 hlen[SCIRE_H_PAYLOAD] = { 8, 4, 16, 28, 4, 4, 4, 8 };
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
 	unsigned int op, h;
 
@@ -268,8 +272,8 @@ static void scire_opcode_transports(struct kunit *test)
 }
 
 /*
- * A RETH on the first packet of a WRITE, on a READ request and on an
- * ATOMIC WRITE only.
+ * A RETH on the first packet of a WRITE, on a READ request, on an ATOMIC
+ * WRITE and on a FLUSH only; a FETH on a FLUSH only.
  */
 static void scire_opcode_reth(struct kunit *test)
 {
@@ -280,9 +284,11 @@ static void scire_opcode_reth(struct kunit *test)
 		u32 m = tbl[op].mask;
 		bool want = ((m & SCIRE_M_WRITE) && (m & SCIRE_M_FIRST)) ||
 			    ((m & SCIRE_M_READ) && (m & SCIRE_M_REQ)) ||
-			    (m & SCIRE_M_ATOMIC_WRITE);
+			    (m & (SCIRE_M_ATOMIC_WRITE | SCIRE_M_FLUSH));
 
 		KUNIT_EXPECT_EQ_MSG(test, !!(m & SCIRE_M_RETH), want, "op 0x%02x", op);
+		KUNIT_EXPECT_EQ_MSG(test, !!(m & SCIRE_M_FETH), !!(m & SCIRE_M_FLUSH),
+				    "op 0x%02x", op);
 	}
 }
 

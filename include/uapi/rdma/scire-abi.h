@@ -97,6 +97,7 @@ enum scire_cqe_opcode {
 	SCIRE_CQE_OP_RECV		= 8,
 	SCIRE_CQE_OP_RECV_RDMA_IMM	= 9,
 	SCIRE_CQE_OP_ATOMIC_WRITE	= 10,
+	SCIRE_CQE_OP_FLUSH		= 11,
 	SCIRE_CQE_OP_MAX,
 };
 
@@ -261,6 +262,7 @@ enum scire_wqe_opcode {
 	SCIRE_WQE_OP_BIND_MW		= 9,
 	SCIRE_WQE_OP_REG_MR		= 10,	/* kernel QPs only */
 	SCIRE_WQE_OP_ATOMIC_WRITE	= 11,	/* RC only (IBA 1.5) */
+	SCIRE_WQE_OP_FLUSH		= 12,	/* RC only (IBA 1.5) */
 	SCIRE_WQE_OP_MAX,
 };
 
@@ -291,6 +293,12 @@ enum scire_wqe_flags {
  *		the work request was posted; num_sge and inline_len are 0.
  *		The responder checks the address's alignment (IBA 1.5,
  *		RDMA ATOMIC WRITE).
+ * @flush:	FLUSH: remote address and rkey (where @rdma has them), the
+ *		length of the range, the placement type (IB_FLUSH_GLOBAL 1,
+ *		IB_FLUSH_PERSISTENT 2, or both) and the selectivity level
+ *		(IB_FLUSH_RANGE 0: the range; IB_FLUSH_MR 1: the whole MR
+ *		the rkey names, address and length then unchecked);
+ *		num_sge and inline_len are 0 (IBA 1.5, RDMA FLUSH).
  * @bind:	BIND_MW: the window's handle-side rkey and new rkey, the MR
  *		(lkey) it is bound to, range and access. With
  *		SCIRE_WQE_F_MW_TYPE1 it is the Bind Memory Window verb on a
@@ -333,6 +341,14 @@ struct scire_send_wqe {
 			__u32 reserved;
 			__u8 value[8];
 		} atomic_write;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 length;
+			__u8 type;
+			__u8 level;
+			__u8 reserved[6];
+		} flush;
 		struct {
 			__aligned_u64 addr;
 			__aligned_u64 length;
