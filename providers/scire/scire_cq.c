@@ -38,6 +38,12 @@ static const struct scire_wc_opcode_map scire_wc_opcode[SCIRE_CQE_OP_MAX] = {
 	[SCIRE_CQE_OP_RECV]		= { IBV_WC_RECV, true },
 	[SCIRE_CQE_OP_RECV_RDMA_IMM]	= { IBV_WC_RECV_RDMA_WITH_IMM, true },
 	[SCIRE_CQE_OP_ATOMIC_WRITE]	= { IBV_WC_ATOMIC_WRITE, true },
+#ifdef SCIRE_HAVE_WR_FLUSH
+	[SCIRE_CQE_OP_FLUSH]		= { IBV_WC_FLUSH, true },
+#else
+	/* rdma-core 44 has no ibv_wr_flush(): no FLUSH is posted through it. */
+	[SCIRE_CQE_OP_FLUSH]		= { IBV_WC_SEND, false },
+#endif
 };
 
 static const struct {

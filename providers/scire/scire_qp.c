@@ -513,6 +513,36 @@ static void scire_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 	       sizeof(wqe->atomic_write.value));
 }
 
+#ifdef SCIRE_HAVE_WR_FLUSH
+/*
+ * IBA 1.5 RDMA FLUSH of len bytes at remote_addr (level IBV_FLUSH_RANGE) or
+ * of the whole region rkey names (IBV_FLUSH_MR), for global visibility or
+ * persistence (type). The RETH carries 32 bits of length: a longer range
+ * fails the session with EINVAL; type and level are the responder's and
+ * the kernel's to check.
+ */
+static void scire_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+			   uint64_t remote_addr, size_t len, uint8_t type,
+			   uint8_t level)
+{
+	struct scire_qp *qp = to_scire_qp_ex(ibqpx);
+	struct scire_send_wqe *wqe;
+
+	if (len > UINT32_MAX) {
+		scire_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe = scire_wr_begin(qp, SCIRE_WQE_OP_FLUSH);
+	if (!wqe)
+		return;
+	wqe->flush.remote_addr = remote_addr;
+	wqe->flush.rkey = rkey;
+	wqe->flush.length = (uint32_t)len;
+	wqe->flush.type = type;
+	wqe->flush.level = level;
+}
+#endif
+
 static void scire_wr_local_inv(struct ibv_qp_ex *ibqpx, uint32_t invalidate_rkey)
 {
 	struct scire_send_wqe *wqe;
@@ -684,6 +714,10 @@ static int scire_qp_ex_init(struct scire_qp *qp, uint64_t ops)
 		x->wr_bind_mw = scire_wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
 		x->wr_atomic_write = scire_wr_atomic_write;
+#ifdef SCIRE_HAVE_WR_FLUSH
+	if (ops & IBV_QP_EX_WITH_FLUSH)
+		x->wr_flush = scire_wr_flush;
+#endif
 
 	/*
 	 * On every QP: libibverbs calls it unchecked, and on a connected QP

@@ -383,6 +383,54 @@ static void test_wr_session(void)
 	CHECK_EQ(db.calls, 1);
 }
 
+#ifdef SCIRE_HAVE_WR_FLUSH
+/* ibv_wr_flush(): range, type and level in the WQE; no data setter. */
+static void test_wr_flush(void)
+{
+	struct ibv_qp_ex *x;
+
+	qp_setup(IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH);
+	x = &qp.vqp.qp_ex;
+	CHECK(x->wr_flush, "wr_flush missing");
+
+	ibv_wr_start(x);
+	x->wr_id = 7;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(x, 0xabcd, 0x7000, 4096, IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	ibv_wr_flush(x, 0xabce, 0x8000, 0, IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT,
+		     IBV_FLUSH_MR);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	CHECK_EQ(producer(&qp.sq), 2);
+	CHECK_EQ(sq_wqe(0)->opcode, SCIRE_WQE_OP_FLUSH);
+	CHECK_EQ(sq_wqe(0)->num_sge, 0);
+	CHECK_EQ(sq_wqe(0)->flush.remote_addr, 0x7000);
+	CHECK_EQ(sq_wqe(0)->flush.rkey, 0xabcd);
+	CHECK_EQ(sq_wqe(0)->flush.length, 4096);
+	CHECK_EQ(sq_wqe(0)->flush.type, IBV_FLUSH_GLOBAL);
+	CHECK_EQ(sq_wqe(0)->flush.level, IBV_FLUSH_RANGE);
+	CHECK_EQ(sq_wqe(1)->flush.type, IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT);
+	CHECK_EQ(sq_wqe(1)->flush.level, IBV_FLUSH_MR);
+
+	/* The RETH has 32 bits of length. */
+	ibv_wr_start(x);
+	ibv_wr_flush(x, 1, 0x7000, (size_t)UINT32_MAX + 1, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(producer(&qp.sq), 2);
+
+	/* A FLUSH moves no data: an SGE fails the session. */
+	ibv_wr_start(x);
+	ibv_wr_flush(x, 1, 0x7000, 8, IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(producer(&qp.sq), 2);
+
+	/* UC and UD have no FLUSH. */
+	CHECK(!(scire_send_ops_supported(&(struct scire_sq_caps){ .uc = true }) &
+		IBV_QP_EX_WITH_FLUSH), "FLUSH offered on UC");
+}
+#endif
+
 static void test_wr_bind_undo(void)
 {
 	struct ibv_mr mr = { .lkey = 9 };
@@ -555,6 +603,9 @@ static void test_send_ops_flags(void)
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 
+#ifdef SCIRE_HAVE_WR_FLUSH
+	all_rc |= IBV_QP_EX_WITH_FLUSH;
+#endif
 	CHECK_EQ(scire_send_ops_supported(&rc), all_rc);
 	CHECK_EQ(scire_send_ops_supported(&uc), uc_only);
 	CHECK_EQ(scire_send_ops_supported(&ud),
@@ -614,6 +665,9 @@ int main(void)
 	test_post_recv();
 	test_wr_session();
 	test_wr_bind_undo();
+#ifdef SCIRE_HAVE_WR_FLUSH
+	test_wr_flush();
+#endif
 	test_ud_post_send();
 	test_ud_wr_session();
 	test_send_ops_flags();

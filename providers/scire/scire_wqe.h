@@ -54,6 +54,7 @@ enum scire_op_prop {
 	SCIRE_OPP_BIND		= 1 << 8,	/* bind: a memory window bind */
 	SCIRE_OPP_UD		= 1 << 9,	/* valid on UD as well */
 	SCIRE_OPP_ATOMIC_WRITE	= 1 << 10,	/* atomic_write: 8 bytes in the WQE */
+	SCIRE_OPP_FLUSH		= 1 << 11,	/* flush: range, type and level */
 };
 
 struct scire_op_info {
@@ -112,6 +113,13 @@ static inline const struct scire_op_info *scire_op_info(unsigned int op)
 		[SCIRE_WQE_OP_ATOMIC_WRITE] = {
 			SCIRE_OPP_USER | SCIRE_OPP_RDMA | SCIRE_OPP_ATOMIC_WRITE,
 			IBV_QP_EX_WITH_ATOMIC_WRITE },
+#ifdef SCIRE_HAVE_WR_FLUSH
+		/* IBA 1.5: RC only; ibv_wr_flush() from rdma-core 45 on. */
+		[SCIRE_WQE_OP_FLUSH] = {
+			SCIRE_OPP_USER | SCIRE_OPP_FLUSH, IBV_QP_EX_WITH_FLUSH },
+#else
+		[SCIRE_WQE_OP_FLUSH] = { 0, 0 },
+#endif
 	};
 
 	return op < SCIRE_WQE_OP_MAX ? &info[op] : NULL;
@@ -385,6 +393,10 @@ static inline int scire_wqe_check(const struct scire_send_wqe *wqe)
 		if (wqe->num_sge != 1 || sge[0].length != SCIRE_ATOMIC_SIZE)
 			return EINVAL;
 	}
+	/* A FLUSH moves no data: no SGE, no inline bytes. */
+	if ((scire_wqe_props(wqe) & SCIRE_OPP_FLUSH) &&
+	    (wqe->num_sge || (wqe->flags & SCIRE_WQE_F_INLINE)))
+		return EINVAL;
 	return 0;
 }
 
