@@ -731,6 +731,45 @@ static void mutate(struct rawcall *c, int *n)
 	}
 }
 
+/*
+ * A broken call may have become a destroy: mutate() can change the method
+ * or object of the header, renumber an attribute into a destroy's handle
+ * or set a handle attribute to a small number, which is a handle of ours
+ * as often as not. None of it may name an object libibverbs holds: a
+ * destroy behind its back leaves libibverbs and the provider with a freed
+ * kernel object whose handle number the kernel gives to the next object,
+ * and the worker then crashes in its own libraries, not in anything under
+ * test (seen: a mutated QP_DESTROY took a QP of ours, its CQ could then be
+ * destroyed, and a RESET of the stale QP, now naming a new one, had the
+ * provider clean the freed CQ). Such values become handles nobody has.
+ */
+static void scrub_verbs_handles(struct rawcall *c, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (c->attrs[i].data <= UINT32_MAX &&
+		    is_verbs_handle((uint32_t)c->attrs[i].data))
+			c->attrs[i].data = ~0u - t_rand_below(16);
+}
+
+/* Write commands that destroy the object their input names. */
+static int write_cmd_destroys(uint64_t cmd)
+{
+	switch (cmd) {
+	case IB_USER_VERBS_CMD_DEALLOC_PD:
+	case IB_USER_VERBS_CMD_DEREG_MR:
+	case IB_USER_VERBS_CMD_DEALLOC_MW:
+	case IB_USER_VERBS_CMD_DESTROY_CQ:
+	case IB_USER_VERBS_CMD_DESTROY_QP:
+	case IB_USER_VERBS_CMD_DESTROY_SRQ:
+	case IB_USER_VERBS_CMD_DESTROY_AH:
+	case IB_USER_VERBS_CMD_CLOSE_XRCD:
+		return 1;
+	}
+	return 0;
+}
+
 /* Issue the call; the header's length and count as built unless broken. */
 static int raw_ioctl(int fd, struct rawcall *c, int n, int break_hdr)
 {
@@ -837,6 +876,8 @@ static void act_raw_method(void)
 
 		while (times--)
 			mutate(&c, &n);
+		if (m->destroys || c.hdr.object_id != m->obj || c.hdr.method_id != m->method)
+			scrub_verbs_handles(&c, n);
 	}
 	ret = raw_ioctl(ctx->cmd_fd, &c, n, broken && t_one_in(8));
 	if (ret)
@@ -1002,6 +1043,9 @@ static void act_invoke_write(void)
 	step(w->name);
 	if (!strcmp(w->name, "w unknown"))
 		cmd = t_one_in(2) ? t_rand_range(IB_USER_VERBS_CMD_OPEN_QP, 64) : nasty32();
+	/* Random input to a destroy could name one of libibverbs' objects. */
+	if (!w->destroys && write_cmd_destroys(cmd))
+		return;
 	if (w->cmd == IB_USER_VERBS_CMD_MODIFY_QP)
 		random_modify_qp((struct ib_uverbs_modify_qp *)in);
 	else if (t_one_in(2))
@@ -1063,8 +1107,28 @@ static void act_invoke_write(void)
 		n++;
 	}
 	broken = t_one_in(4);
-	if (broken)
+	if (broken) {
+		uint64_t core_in = c.attrs[1].data;
+
 		mutate(&c, &n);
+		/*
+		 * As for the methods (scrub_verbs_handles()): another method
+		 * in the header, a command turned into a destroy of whatever
+		 * the input holds, or a destroy reading its handle from other
+		 * bytes could take an object of libibverbs'. Not made.
+		 */
+		if (c.hdr.object_id != UVERBS_OBJECT_DEVICE ||
+		    c.hdr.method_id != UVERBS_METHOD_INVOKE_WRITE)
+			return;
+		for (i = 0; i < n; i++) {
+			if (c.attrs[i].attr_id == UVERBS_ATTR_WRITE_CMD &&
+			    c.attrs[i].data != cmd && write_cmd_destroys(c.attrs[i].data))
+				return;
+			if (c.attrs[i].attr_id == UVERBS_ATTR_CORE_IN && w->destroys &&
+			    c.attrs[i].data != core_in)
+				return;
+		}
+	}
 	ret = raw_ioctl(ctx->cmd_fd, &c, n, broken && t_one_in(8));
 	if (ret || broken)
 		return;
