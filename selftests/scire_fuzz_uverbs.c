@@ -1089,7 +1089,16 @@ static void act_invoke_write(void)
 	c.attrs[n++].data = cmd;
 	c.attrs[n].attr_id = UVERBS_ATTR_CORE_IN;
 	c.attrs[n].len = inlen;
-	c.attrs[n++].data = fz_ptr(in, inlen);
+	c.attrs[n].data = fz_ptr(in, inlen);
+	/*
+	 * A destroy takes its handle from in, where pick_handle() put one
+	 * that is not libibverbs'. The read-only page holds zeros, and handle
+	 * 0 is often libibverbs' (seen: its QP taken, then the provider
+	 * cleaning the freed CQ of that ibv_qp when the handle named a new QP).
+	 */
+	if (w->destroys && c.attrs[n].data == (uintptr_t)ro_page)
+		c.attrs[n].data = (uintptr_t)in;
+	n++;
 	if (w->out) {
 		c.attrs[n].attr_id = UVERBS_ATTR_CORE_OUT;
 		c.attrs[n].len = w->out;
