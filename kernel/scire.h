@@ -23,6 +23,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/smp.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
@@ -298,25 +299,53 @@ struct scire_ib_port {
 };
 
 /**
- * struct scire_ib_trap - the trap the SMA of a scire_ib port repeats until
- * the SM represses it (IBA 13.4.9, 14.2.5.1; ib/scire_ib_trap.c). All but
- * @work is under scire_dev.port_lock.
+ * enum scire_ib_trap_kind - the traps a scire_ib port's SMA can have
+ * pending at once, one of each kind (ib/scire_ib_trap.c).
+ * @SCIRE_IB_TRAP_LOCAL:	trap 144, local changes.
+ * @SCIRE_IB_TRAP_SECURITY:	traps 256, 257 and 258: a bad M_Key, P_Key or
+ *				Q_Key (IBA 14.2.5.1).
+ * @SCIRE_IB_TRAP_KINDS:	number of kinds.
+ */
+enum scire_ib_trap_kind {
+	SCIRE_IB_TRAP_LOCAL,
+	SCIRE_IB_TRAP_SECURITY,
+	SCIRE_IB_TRAP_KINDS,
+};
+
+/**
+ * struct scire_ib_trap_slot - one pending trap, repeated until the SM
+ * represses it.
+ * @work:	sends the trap, and again after each resend interval.
+ * @tid:	TransactionID of the pending trap; 0 when none is pending.
+ * @tries:	times the pending trap has been sent.
+ */
+struct scire_ib_trap_slot {
+	struct delayed_work work;
+	u64 tid;
+	u8 tries;
+};
+
+/**
+ * struct scire_ib_trap - the traps the SMA of a scire_ib port repeats until
+ * the SM represses them (IBA 13.4.9, 14.2.5.1; ib/scire_ib_trap.c). All
+ * but the slots' work is under scire_dev.port_lock.
  * @agent:	the QP0 send agent the traps go out through; NULL before the
  *		MAD layer has the port and again once teardown has begun.
- * @work:	sends the pending trap, and again after each resend interval.
- * @tid:	TransactionID of the pending trap; 0 when none is pending.
+ * @slot:	the pending trap of each kind (enum scire_ib_trap_kind).
  * @last_tid:	the last TransactionID given to a trap.
  * @change_flags: trap 144's ChangeFlags for the pending trap
  *		(IB_NOTICE_TRAP_*_CHG; 0 for a CapabilityMask change alone).
- * @tries:	times the pending trap has been sent.
+ * @security:	the Notice of the pending security trap, as the violation
+ *		filled it.
+ * @security_next: jiffies before which no new security trap starts.
  */
 struct scire_ib_trap {
 	struct ib_mad_agent *agent;
-	struct delayed_work work;
-	u64 tid;
+	struct scire_ib_trap_slot slot[SCIRE_IB_TRAP_KINDS];
 	u64 last_tid;
 	u16 change_flags;
-	u8 tries;
+	struct ib_mad_notice_attr security;
+	unsigned long security_next;
 };
 
 /**
@@ -777,6 +806,8 @@ struct scire_mcg {
  * @sl:		LRH SL (scire_ib).
  * @slid:	LRH SLID (scire_ib).
  * @dlid_path_bits: the DLID's bits below the port's LMC (scire_ib).
+ * @pkey_index:	the P_Key table entry the BTH's P_Key matched (scire_ib;
+ *		a GSI receive's wc.pkey_index).
  */
 struct scire_pkt {
 	struct scire_dev *sdev;
@@ -793,6 +824,7 @@ struct scire_pkt {
 	u8 sl;
 	u16 slid;
 	u8 dlid_path_bits;
+	u8 pkey_index;
 };
 
 static inline struct scire_pkt *scire_pkt(struct sk_buff *skb)
@@ -1158,11 +1190,18 @@ int scire_ib_net_open(struct scire_dev *sdev);
 void scire_ib_net_start(struct scire_dev *sdev);
 void scire_ib_net_close(struct scire_dev *sdev);
 
+void scire_ib_qkey_violation(struct scire_qp *qp, struct sk_buff *skb,
+			     u32 qkey, u32 src_qpn);
+bool scire_ib_qp_pkey_ok(struct scire_qp *qp, struct sk_buff *skb);
+bool scire_ib_pkey_match(u16 mine, u16 pkey);
+u16 scire_qp_bth_pkey(const struct scire_qp *qp, u16 pkey_index);
 /* ib/scire_ib_trap.c */
 struct ib_smp;
 void scire_ib_trap_init(struct scire_dev *sdev);
 void scire_ib_trap_local_changes(struct scire_dev *sdev, u16 change_flags);
 void scire_ib_trap_repress(struct scire_dev *sdev, const struct ib_smp *smp);
+void scire_ib_trap_security(struct scire_dev *sdev,
+			    struct ib_mad_notice_attr *ntc);
 int scire_ib_trap_register(void);
 void scire_ib_trap_unregister(void);
 

@@ -237,6 +237,22 @@ bool scire_mcast_member(struct scire_dev *sdev, const union ib_gid *mgid,
 	return member;
 }
 
+/*
+ * A scire_ib multicast packet reaches only the group's QPs of its
+ * partition (IBA 10.9.3): IPoIB's groups are per P_Key anyway, so a
+ * mismatch is not counted as a violation. RoCE has one partition.
+ */
+static bool scire_mcast_pkey_ok(const struct scire_qp *qp,
+				struct sk_buff *skb)
+{
+	const struct scire_bth *bth = (const struct scire_bth *)skb->data;
+
+	if (!scire_pkt(skb)->ib)
+		return true;
+	return scire_ib_pkey_match(scire_qp_bth_pkey(qp, qp->pkey_index),
+				   be16_to_cpu(bth->pkey));
+}
+
 /**
  * scire_mcast_rcv() - hand a multicast packet to the QPs attached to its
  * group.
@@ -249,7 +265,7 @@ bool scire_mcast_member(struct scire_dev *sdev, const union ib_gid *mgid,
  *
  * Each attached QP gets a clone (the receive path only reads the packet),
  * a QP attached to several matching groups one. A group this device has
- * not joined gets nothing.
+ * not joined gets nothing; on scire_ib, a QP of another partition neither.
  *
  * Context: softirq or loopback sender, BHs off, under RCU.
  */
@@ -269,8 +285,12 @@ void scire_mcast_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 			/* A QP of several matching groups gets one copy. */
 			for (j = 0; j < n && targets[j]->ref != ref; j++)
 				;
-			if (j == n && refcount_inc_not_zero(&ref->count))
+			if (j < n || !refcount_inc_not_zero(&ref->count))
+				continue;
+			if (scire_mcast_pkey_ok(ref->qp, skb))
 				targets[n++] = ref->qp;
+			else
+				scire_qp_put(ref->qp);
 		}
 	}
 

@@ -484,6 +484,8 @@ static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
 	else if (from ? !scire_unit_path_ok(qp, from) :
 			!scire_rcv_path_ok(qp, skb, ipv6))
 		scire_net_drop(sdev, skb, SCIRE_DROP_QP_PATH);
+	else if (scire_pkt(skb)->ib && !scire_ib_qp_pkey_ok(qp, skb))
+		scire_net_drop(sdev, skb, SCIRE_DROP_PKEY);
 	else
 		/*
 		 * A wire packet comes in a softirq or the loopback, BHs off; a

@@ -1866,6 +1866,9 @@ static int scire_wqe_build(struct scire_qp *qp, const struct ib_send_wr *wr,
 		wqe->ud.ah_num = to_sah(ud_wr(wr)->ah)->ah_num;
 		wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		/* The MAD layer picks a GSI send's P_Key (IBA 13.5.3.3). */
+		if (qp->ibqp.qp_type == IB_QPT_GSI)
+			wqe->ud.pkey_index = ud_wr(wr)->pkey_index;
 	}
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_IMM:

@@ -844,7 +844,9 @@ again:
 	if (!skb)
 		return -ENOMEM;
 	scire_bth_init((struct scire_bth *)skb->data, opcode, se, pad,
-		       SCIRE_DEFAULT_PKEY, dest_qpn, ackreq, psn);
+		       scire_qp_bth_pkey(qp, qp->ibqp.qp_type == IB_QPT_GSI ?
+					 wqe->ud.pkey_index : qp->pkey_index),
+		       dest_qpn, ackreq, psn);
 	scire_req_ext_hdrs(qp, skb, opcode, wqe, scire_req_wqe(req, index),
 			   off);
 

@@ -105,7 +105,8 @@ static void scire_resp_send_ack(struct scire_qp *qp, u8 opcode, u8 syndrome,
 	if (!skb)
 		return;	/* lost like any packet; the requester times out */
 	scire_bth_init((struct scire_bth *)skb->data, opcode, false, 0,
-		       SCIRE_DEFAULT_PKEY, qp->dest_qpn, false, psn);
+		       scire_qp_bth_pkey(qp, qp->pkey_index), qp->dest_qpn,
+		       false, psn);
 	scire_aeth_set(scire_resp_hdr(skb, opcode, SCIRE_H_AETH), syndrome,
 		       msn);
 	if (scire_opcode[opcode].mask & SCIRE_M_ATMACK) {
@@ -742,8 +743,8 @@ again:
 			break;
 		}
 		scire_bth_init((struct scire_bth *)skb->data, opcode, false,
-			       pad, SCIRE_DEFAULT_PKEY, qp->dest_qpn, false,
-			       rd->psn);
+			       pad, scire_qp_bth_pkey(qp, qp->pkey_index),
+			       qp->dest_qpn, false, rd->psn);
 		if (scire_opcode[opcode].mask & SCIRE_M_AETH)
 			scire_aeth_set(scire_resp_hdr(skb, opcode, SCIRE_H_AETH),
 				       SCIRE_AETH_ACK_UNLIMITED, rd->msn);
@@ -1270,6 +1271,11 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 	/* QP0 takes no Q_Key (IBA 10.2.4.4, 14.2.2). */
 	if (qp->ibqp.qp_type != IB_QPT_SMI &&
 	    get_unaligned_be32(&deth->qkey) != qp->qkey) {
+		if (pkt->ib)
+			scire_ib_qkey_violation(qp, skb,
+						get_unaligned_be32(&deth->qkey),
+						get_unaligned_be32(&deth->sqp) &
+						SCIRE_QPN_MASK);
 		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
 		return;
 	}
@@ -1317,6 +1323,7 @@ static void scire_resp_ud(struct scire_qp *qp, struct sk_buff *skb)
 		cqe.slid = pkt->slid;
 		cqe.sl = pkt->sl;
 		cqe.dlid_path_bits = pkt->dlid_path_bits;
+		cqe.pkey_index = pkt->pkey_index;
 		cqe.network_hdr_type = SCIRE_CQE_NET_IB;
 		if (pkt->ib_grh)
 			cqe.flags = SCIRE_CQE_F_GRH;

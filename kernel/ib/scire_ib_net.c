@@ -26,6 +26,7 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_smi.h>
 #include <rdma/ib_sysfs.h>
 
 #include "scire.h"
@@ -424,26 +425,193 @@ static void scire_ib_hello_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	}
 }
 
-/*
- * Is the BTH's P_Key one the port may receive (IBA 10.9.3)? The base
- * values must match an entry, and a limited member only talks to a full
- * one. A mismatch counts a P_Key violation. Caller holds port_lock.
+/**
+ * scire_ib_pkey_match() - may a packet with P_Key @pkey reach a holder of
+ * P_Key @mine (IBA 10.9.3)?
+ * @mine: a P_Key table entry; 0 (invalid) matches nothing.
+ * @pkey: the BTH's P_Key.
+ *
+ * The base values (bits 14..0) must be equal, and a limited member (bit
+ * 15 clear) only talks to a full member.
+ *
+ * Context: any.
+ * Return: true if they match.
  */
-static bool scire_ib_pkey_ok(struct scire_ib_port *ib, u16 pkey)
+bool scire_ib_pkey_match(u16 mine, u16 pkey)
+{
+	return (mine & 0x7fff) && (mine & 0x7fff) == (pkey & 0x7fff) &&
+	       ((mine | pkey) & 0x8000);
+}
+
+/*
+ * The index of the port's P_Key table entry @pkey matches (IBA 10.9.3),
+ * or -1. Caller holds port_lock.
+ */
+static int scire_ib_pkey_find(const struct scire_ib_port *ib, u16 pkey)
 {
 	int i;
 
-	for (i = 0; i < SCIRE_IB_PKEY_TBL_LEN; i++) {
-		u16 mine = ib->pkeys[i];
+	for (i = 0; i < SCIRE_IB_PKEY_TBL_LEN; i++)
+		if (scire_ib_pkey_match(ib->pkeys[i], pkey))
+			return i;
+	return -1;
+}
 
-		if (!(mine & 0x7fff) || (mine & 0x7fff) != (pkey & 0x7fff))
-			continue;
-		if ((mine | pkey) & 0x8000)
-			return true;
+/**
+ * scire_qp_bth_pkey() - the P_Key @qp's packets carry in their BTH.
+ * @qp: any QP.
+ * @pkey_index: the QP's P_Key index, or a GSI send's; below the device's
+ *		scire_pkey_tbl_len().
+ *
+ * On scire_ib, the entry of the port's P_Key table, as the SM set it now;
+ * 0 for an invalid entry, which the receiver refuses. QP0 and RoCE (one
+ * partition, rxe's wire format) send the default P_Key.
+ *
+ * Context: any; reads the table without port_lock (a 16-bit entry is
+ * read whole).
+ */
+u16 scire_qp_bth_pkey(const struct scire_qp *qp, u16 pkey_index)
+{
+	const struct scire_dev *sdev = qp->sdev;
+
+	if (sdev->link != SCIRE_LINK_IB || qp->ibqp.qp_type == IB_QPT_SMI)
+		return SCIRE_DEFAULT_PKEY;
+	if (pkey_index >= SCIRE_IB_PKEY_TBL_LEN)
+		return 0;
+	return READ_ONCE(sdev->ib.pkeys[pkey_index]);
+}
+
+/*
+ * Trap 257 or 258 (IBA 14.2.5.1) for a packet that came with a bad P_Key
+ * or Q_Key: its LIDs, the key, its SL and source QP (0 where the packet
+ * does not say: only UD's DETH names it), its destination QP and, with a
+ * GRH, its GIDs. Caller holds port_lock.
+ */
+static void scire_ib_key_trap(struct scire_dev *sdev, __be16 trap_num,
+			      u16 slid, u16 dlid, u32 key, u8 sl, u32 src_qpn,
+			      u32 dest_qpn, const struct ib_grh *grh)
+{
+	struct ib_mad_notice_attr ntc = {};
+	typeof(ntc.details.ntc_257_258) *d = &ntc.details.ntc_257_258;
+
+	ntc.trap_num = trap_num;
+	d->lid1 = cpu_to_be16(slid);
+	d->lid2 = cpu_to_be16(dlid);
+	d->key = cpu_to_be32(key);
+	d->sl_qp1 = cpu_to_be32((u32)sl << 28 | (src_qpn & 0xffffff));
+	d->qp2 = cpu_to_be32(dest_qpn & 0xffffff);
+	if (grh) {
+		d->gid1 = grh->sgid;
+		d->gid2 = grh->dgid;
 	}
-	if (ib->pkey_violations != U16_MAX)
-		ib->pkey_violations++;
+	scire_ib_trap_security(sdev, &ntc);
+}
+
+/*
+ * A data packet whose P_Key the port does not hold: count it in
+ * P_KeyViolations and tell the SM. Caller holds port_lock and has pulled
+ * the headers through the BTH's extension headers.
+ */
+static void scire_ib_pkey_violation(struct scire_dev *sdev,
+				    const struct scire_lrh *lrh,
+				    const struct ib_grh *grh,
+				    const struct scire_bth *bth)
+{
+	const struct scire_opcode_info *info = &scire_opcode[bth->opcode];
+	u32 src_qpn = 0;
+
+	if (sdev->ib.pkey_violations != U16_MAX)
+		sdev->ib.pkey_violations++;
+	if (info->mask & SCIRE_M_DETH) {
+		const struct scire_deth *deth =
+			(const void *)bth + info->offset[SCIRE_H_DETH];
+
+		src_qpn = be32_to_cpu(deth->sqp);
+	}
+	scire_ib_key_trap(sdev, IB_NOTICE_TRAP_BAD_PKEY, be16_to_cpu(lrh->slid),
+			  be16_to_cpu(lrh->dlid), be16_to_cpu(bth->pkey),
+			  lrh->sl_lnh >> 4, src_qpn, scire_bth_qpn(bth), grh);
+}
+
+/**
+ * scire_ib_qp_pkey_ok() - may a packet the port took reach @qp (IBA
+ * 10.9.3)?
+ * @qp: the QP the packet is for, of a scire_ib device.
+ * @skb: the packet as scire_ib_data_rcv() handed it on: skb->data at the
+ *	 BTH, its headers linear, the network header at the GRH when
+ *	 scire_pkt()->ib_grh.
+ *
+ * The port's table held the packet's P_Key. An RC, UC or UD QP takes it
+ * only if it also matches the QP's own P_Key; QP0 takes any, QP1 any the
+ * table holds. A refusal counts a P_Key violation and tells the SM (trap
+ * 257); the caller drops the packet.
+ *
+ * Context: softirq or process; takes sdev->port_lock on a refusal.
+ * Return: true if @qp may take the packet.
+ */
+bool scire_ib_qp_pkey_ok(struct scire_qp *qp, struct sk_buff *skb)
+{
+	const struct scire_pkt *pkt = scire_pkt(skb);
+	const struct scire_bth *bth = (const struct scire_bth *)skb->data;
+	struct scire_dev *sdev = qp->sdev;
+	const struct ib_grh *grh = NULL;
+	u16 pkey = be16_to_cpu(bth->pkey);
+	unsigned long flags;
+	u32 src_qpn = 0;
+
+	if (qp->ibqp.qp_type == IB_QPT_SMI || qp->ibqp.qp_type == IB_QPT_GSI ||
+	    scire_ib_pkey_match(scire_qp_bth_pkey(qp, qp->pkey_index), pkey))
+		return true;
+
+	if (pkt->ib_grh)
+		grh = (const struct ib_grh *)skb_network_header(skb);
+	if (pkt->mask & SCIRE_M_DETH) {
+		const struct scire_deth *deth =
+			scire_pkt_hdr(skb, SCIRE_H_DETH);
+
+		src_qpn = be32_to_cpu(deth->sqp);
+	}
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	if (sdev->ib.pkey_violations != U16_MAX)
+		sdev->ib.pkey_violations++;
+	scire_ib_key_trap(sdev, IB_NOTICE_TRAP_BAD_PKEY, pkt->slid,
+			  sdev->ib.lid | pkt->dlid_path_bits, pkey, pkt->sl,
+			  src_qpn, qp->ibqp.qp_num, grh);
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
 	return false;
+}
+
+/**
+ * scire_ib_qkey_violation() - a UD packet came to @qp with a Q_Key that is
+ * not the QP's (IBA 10.2.4.4).
+ * @qp: the UD or GSI QP the packet was for, of a scire_ib device.
+ * @skb: the packet, as scire_ib_data_rcv() handed it on (network header
+ *	 at the GRH when scire_pkt()->ib_grh).
+ * @qkey: the Q_Key of its DETH.
+ * @src_qpn: the source QP of its DETH.
+ *
+ * Counts the violation in PortInfo's Q_KeyViolations and tells the SM with
+ * trap 258 (scire_ib_trap_security()). The caller drops the packet.
+ *
+ * Context: softirq or process; takes sdev->port_lock.
+ */
+void scire_ib_qkey_violation(struct scire_qp *qp, struct sk_buff *skb,
+			     u32 qkey, u32 src_qpn)
+{
+	const struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_dev *sdev = qp->sdev;
+	const struct ib_grh *grh = NULL;
+	unsigned long flags;
+
+	if (pkt->ib_grh)
+		grh = (const struct ib_grh *)skb_network_header(skb);
+	spin_lock_irqsave(&sdev->port_lock, flags);
+	if (sdev->ib.qkey_violations != U16_MAX)
+		sdev->ib.qkey_violations++;
+	scire_ib_key_trap(sdev, IB_NOTICE_TRAP_BAD_QKEY, pkt->slid,
+			  sdev->ib.lid | pkt->dlid_path_bits, qkey, pkt->sl,
+			  src_qpn, qp->ibqp.qp_num, grh);
+	spin_unlock_irqrestore(&sdev->port_lock, flags);
 }
 
 /*
@@ -470,6 +638,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	__le32 icrc_buf;
 	const void *icrc;
 	bool mine, mcast, mcast_qpn;
+	int pkey_index = 0;
 	u8 vl;
 
 	__skb_pull(skb, sizeof(struct scire_ib_encap));
@@ -567,8 +736,12 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 		why = SCIRE_DROP_PORT_STATE;
 		mine = sdev->port_state == IB_PORT_ARMED ||
 		       sdev->port_state == IB_PORT_ACTIVE;
-		if (mine && !scire_ib_pkey_ok(&sdev->ib,
-					      be16_to_cpu(bth->pkey))) {
+		pkey_index = mine ? scire_ib_pkey_find(&sdev->ib,
+						       be16_to_cpu(bth->pkey)) : 0;
+		if (pkey_index < 0) {
+			scire_ib_pkey_violation(sdev, lrh, grh_len ?
+						(struct ib_grh *)(lrh + 1) :
+						NULL, bth);
 			why = SCIRE_DROP_PKEY;
 			mine = false;
 		}
@@ -594,6 +767,7 @@ static void scire_ib_data_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	pkt->slid = slid;
 	pkt->dlid_path_bits = dlid == SCIRE_LID_PERMISSIVE || mcast ? 0 :
 			      dlid & ~mask;
+	pkt->pkey_index = pkey_index;
 	__skb_pull(skb, SCIRE_LRH_LEN + grh_len);
 	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
 		why = SCIRE_DROP_NOMEM;
@@ -849,3 +1023,7 @@ const struct attribute_group *scire_ib_port_groups[] = {
 	&scire_ib_port_group,
 	NULL,
 };
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "../../kunit/scire_ib_pkey_test.c"
+#endif

@@ -9,14 +9,24 @@
  * opensm answers the trap with a TrapRepress and re-reads the
  * NodeDescription, or sweeps for a CapabilityMask change.
  *
+ * It tells the SM of a key violation with a security trap: 256 for an
+ * SMP with a bad M_Key (IBA 14.2.4.2), 257 for a packet whose P_Key the
+ * port's table does not hold (IBA 10.9.3), 258 for a UD packet with the
+ * wrong Q_Key (IBA 10.2.4.4); PortInfo's violation counters count each
+ * one. A security trap pending stays until repressed or given up, and a
+ * new one starts no sooner than a resend interval after the last one
+ * did: a flood of bad packets costs the SM a trap per interval at most,
+ * and the counters say how many there were.
+ *
  * The trap is a Trap(Notice) SMP, LID-routed from QP0 to PortInfo's
  * MasterSMLID at MasterSMSL through a send-only QP0 agent of the kernel's
  * MAD layer. It is sent again every resend interval (4.096 us *
  * 2^SubnetTimeOut, bounded) until a TrapRepress with its TransactionID
  * comes back (scire_process_mad() passes TrapRepress here) or
- * SCIRE_IB_TRAP_TRIES sends went unanswered. One trap is pending at a time:
- * a newer change replaces it, with a new TransactionID and the older
- * one's change flags too. Only an ACTIVE port with a MasterSMLID sends;
+ * SCIRE_IB_TRAP_TRIES sends went unanswered. One trap of each kind (local
+ * changes, security) is pending at a time: a newer change replaces the
+ * pending trap 144, with a new TransactionID and the older one's change
+ * flags too. Only an ACTIVE port with a MasterSMLID sends;
  * changes made before the port is ACTIVE are read by the SM's sweep that
  * activates it.
  *
@@ -76,15 +86,9 @@ static unsigned long scire_ib_trap_interval(u8 subnet_timeout)
 		       msecs_to_jiffies(SCIRE_IB_TRAP_MAX_MS));
 }
 
-/* Trap(Notice) 144 with TransactionID @tid, as the port stands now. */
-static void scire_ib_trap_fill(struct scire_dev *sdev, struct ib_smp *smp,
-			       u64 tid)
+/* The Trap() SMP's MAD header with TransactionID @tid. */
+static void scire_ib_trap_hdr(struct ib_smp *smp, u64 tid)
 {
-	struct scire_notice_144 *ntc = (struct scire_notice_144 *)smp->data;
-	struct scire_ib_trap *trap = &sdev->ib_trap;
-
-	BUILD_BUG_ON(sizeof(*ntc) > IB_SMP_DATA_SIZE);
-	lockdep_assert_held(&sdev->port_lock);
 	memset(smp, 0, sizeof(*smp));
 	smp->base_version = IB_MGMT_BASE_VERSION;
 	smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
@@ -93,7 +97,18 @@ static void scire_ib_trap_fill(struct scire_dev *sdev, struct ib_smp *smp,
 	smp->tid = cpu_to_be64(tid);
 	smp->attr_id = IB_SMP_ATTR_NOTICE;
 	/* M_Key 0 in a trap (o14-1). */
+}
 
+/* Trap(Notice) 144 with TransactionID @tid, as the port stands now. */
+static void scire_ib_trap_fill_local(struct scire_dev *sdev,
+				     struct ib_smp *smp, u64 tid)
+{
+	struct scire_notice_144 *ntc = (struct scire_notice_144 *)smp->data;
+	struct scire_ib_trap *trap = &sdev->ib_trap;
+
+	BUILD_BUG_ON(sizeof(*ntc) > IB_SMP_DATA_SIZE);
+	lockdep_assert_held(&sdev->port_lock);
+	scire_ib_trap_hdr(smp, tid);
 	ntc->generic_type = IB_NOTICE_TYPE_INFO;
 	ntc->prod_type_lsb = IB_NOTICE_PROD_CA;
 	ntc->trap_num = IB_NOTICE_TRAP_CAP_MASK_CHG;
@@ -106,14 +121,30 @@ static void scire_ib_trap_fill(struct scire_dev *sdev, struct ib_smp *smp,
 }
 
 /*
- * Send the pending trap once more, or give it up; schedule the next send
- * while it is still pending.
+ * The pending security trap with TransactionID @tid: the Notice the
+ * violation filled, issued by the port's LID of now.
  */
-static void scire_ib_trap_work(struct work_struct *work)
+static void scire_ib_trap_fill_security(struct scire_dev *sdev,
+					struct ib_smp *smp, u64 tid)
 {
-	struct scire_dev *sdev = container_of(to_delayed_work(work),
-					      struct scire_dev, ib_trap.work);
+	struct ib_mad_notice_attr *ntc = (struct ib_mad_notice_attr *)smp->data;
+
+	BUILD_BUG_ON(sizeof(*ntc) > IB_SMP_DATA_SIZE);
+	lockdep_assert_held(&sdev->port_lock);
+	scire_ib_trap_hdr(smp, tid);
+	*ntc = sdev->ib_trap.security;
+	ntc->issuer_lid = cpu_to_be16(sdev->ib.lid);
+}
+
+/*
+ * Send the pending trap of @kind once more, or give it up; schedule the
+ * next send while it is still pending.
+ */
+static void scire_ib_trap_send(struct scire_dev *sdev,
+			       enum scire_ib_trap_kind kind)
+{
 	struct scire_ib_trap *trap = &sdev->ib_trap;
+	struct scire_ib_trap_slot *slot = &trap->slot[kind];
 	struct rdma_ah_attr ah_attr = {};
 	struct ib_mad_send_buf *msg;
 	struct ib_mad_agent *agent;
@@ -135,23 +166,26 @@ static void scire_ib_trap_work(struct work_struct *work)
 				 IB_MGMT_BASE_VERSION);
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
-	if (!trap->tid || !trap->agent)
+	if (!slot->tid || !trap->agent)
 		goto unlock;
 	if (!scire_ib_trap_may_send(sdev)) {
-		trap->tid = 0;
+		slot->tid = 0;
 		goto unlock;
 	}
-	if (trap->tries >= SCIRE_IB_TRAP_TRIES) {
-		trap->tid = 0;
+	if (slot->tries >= SCIRE_IB_TRAP_TRIES) {
+		slot->tid = 0;
 		scire_count(sdev, SCIRE_CNT_TRAPS_ABANDONED, 1);
 		goto unlock;
 	}
 	/* A send that fails below counts as a try, and is tried again. */
-	trap->tries++;
-	queue_delayed_work(system_wq, &trap->work,
+	slot->tries++;
+	queue_delayed_work(system_wq, &slot->work,
 			   scire_ib_trap_interval(sdev->ib.subnet_timeout));
 	if (!IS_ERR(msg)) {
-		scire_ib_trap_fill(sdev, msg->mad, trap->tid);
+		if (kind == SCIRE_IB_TRAP_LOCAL)
+			scire_ib_trap_fill_local(sdev, msg->mad, slot->tid);
+		else
+			scire_ib_trap_fill_security(sdev, msg->mad, slot->tid);
 		ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
 		rdma_ah_set_dlid(&ah_attr, sdev->ib.sm_lid);
 		rdma_ah_set_sl(&ah_attr, sdev->ib.sm_sl);
@@ -179,6 +213,33 @@ free:
 	ib_free_send_mad(msg);
 }
 
+static void scire_ib_trap_local_work(struct work_struct *work)
+{
+	struct scire_dev *sdev =
+		container_of(to_delayed_work(work), struct scire_dev,
+			     ib_trap.slot[SCIRE_IB_TRAP_LOCAL].work);
+
+	scire_ib_trap_send(sdev, SCIRE_IB_TRAP_LOCAL);
+}
+
+static void scire_ib_trap_security_work(struct work_struct *work)
+{
+	struct scire_dev *sdev =
+		container_of(to_delayed_work(work), struct scire_dev,
+			     ib_trap.slot[SCIRE_IB_TRAP_SECURITY].work);
+
+	scire_ib_trap_send(sdev, SCIRE_IB_TRAP_SECURITY);
+}
+
+/* A new TransactionID for a trap: never 0, which means none pending. */
+static u64 scire_ib_trap_new_tid(struct scire_ib_trap *trap)
+{
+	do {
+		++trap->last_tid;
+	} while (!trap->last_tid);
+	return trap->last_tid;
+}
+
 /* A trap left the port (or was flushed): free it and its AH. */
 static void scire_ib_trap_send_handler(struct ib_mad_agent *agent,
 				       struct ib_mad_send_wc *wc)
@@ -202,7 +263,10 @@ void scire_ib_trap_init(struct scire_dev *sdev)
 	struct scire_ib_trap *trap = &sdev->ib_trap;
 
 	memset(trap, 0, sizeof(*trap));
-	INIT_DELAYED_WORK(&trap->work, scire_ib_trap_work);
+	INIT_DELAYED_WORK(&trap->slot[SCIRE_IB_TRAP_LOCAL].work,
+			  scire_ib_trap_local_work);
+	INIT_DELAYED_WORK(&trap->slot[SCIRE_IB_TRAP_SECURITY].work,
+			  scire_ib_trap_security_work);
 	trap->last_tid = get_random_u64();
 }
 
@@ -225,18 +289,57 @@ void scire_ib_trap_init(struct scire_dev *sdev)
 void scire_ib_trap_local_changes(struct scire_dev *sdev, u16 change_flags)
 {
 	struct scire_ib_trap *trap = &sdev->ib_trap;
+	struct scire_ib_trap_slot *slot = &trap->slot[SCIRE_IB_TRAP_LOCAL];
 
 	lockdep_assert_held(&sdev->port_lock);
 	if (!trap->agent || !scire_ib_trap_may_send(sdev))
 		return;
-	if (!trap->tid)
+	if (!slot->tid)
 		trap->change_flags = 0;
 	trap->change_flags |= change_flags;
-	do {
-		trap->tid = ++trap->last_tid;
-	} while (!trap->tid);
-	trap->tries = 0;
-	mod_delayed_work(system_wq, &trap->work, 0);
+	slot->tid = scire_ib_trap_new_tid(trap);
+	slot->tries = 0;
+	mod_delayed_work(system_wq, &slot->work, 0);
+}
+
+/**
+ * scire_ib_trap_security() - tell the SM of a key violation with trap 256,
+ * 257 or 258 (IBA 14.2.5.1).
+ * @sdev: a scire_ib device.
+ * @ntc: the Notice: TrapNumber and DataDetails filled in by the caller
+ *	 (ntc_256 or ntc_257_258 of struct ib_mad_notice_attr), the rest
+ *	 filled in here: IsGeneric, Type security, ProducerType CA, and the
+ *	 IssuerLID when it is sent.
+ *
+ * Starts the trap, with a new TransactionID, unless a security trap is
+ * still pending or the last one started less than a resend interval ago;
+ * then the violation is only counted, by the caller, in PortInfo. Nothing
+ * is sent unless the port is ACTIVE with a MasterSMLID.
+ *
+ * Context: any, the receive path included; caller holds sdev->port_lock
+ * and counted the violation under it.
+ */
+void scire_ib_trap_security(struct scire_dev *sdev,
+			    struct ib_mad_notice_attr *ntc)
+{
+	struct scire_ib_trap *trap = &sdev->ib_trap;
+	struct scire_ib_trap_slot *slot = &trap->slot[SCIRE_IB_TRAP_SECURITY];
+
+	lockdep_assert_held(&sdev->port_lock);
+	if (!trap->agent || !scire_ib_trap_may_send(sdev) || slot->tid ||
+	    (trap->security_next &&
+	     time_before(jiffies, trap->security_next)))
+		return;
+	ntc->generic_type = IB_NOTICE_TYPE_SECURITY;
+	ntc->prod_type_msb = 0;
+	ntc->prod_type_lsb = IB_NOTICE_PROD_CA;
+	ntc->toggle_count = 0;
+	trap->security = *ntc;
+	trap->security_next =
+		(jiffies + scire_ib_trap_interval(sdev->ib.subnet_timeout)) | 1;
+	slot->tid = scire_ib_trap_new_tid(trap);
+	slot->tries = 0;
+	mod_delayed_work(system_wq, &slot->work, 0);
 }
 
 /**
@@ -244,7 +347,7 @@ void scire_ib_trap_local_changes(struct scire_dev *sdev, u16 change_flags)
  * @sdev: a scire_ib device.
  * @smp: the TrapRepress SMP received.
  *
- * A TrapRepress of Notice with the pending trap's TransactionID ends its
+ * A TrapRepress of Notice with a pending trap's TransactionID ends its
  * repetition; any other is ignored. Neither gets a reply.
  *
  * Context: any, the MAD layer's receive path included; takes
@@ -253,15 +356,19 @@ void scire_ib_trap_local_changes(struct scire_dev *sdev, u16 change_flags)
 void scire_ib_trap_repress(struct scire_dev *sdev, const struct ib_smp *smp)
 {
 	struct scire_ib_trap *trap = &sdev->ib_trap;
+	struct scire_ib_trap_slot *slot;
 	unsigned long flags;
 
 	if (smp->attr_id != IB_SMP_ATTR_NOTICE)
 		return;
 	spin_lock_irqsave(&sdev->port_lock, flags);
-	if (trap->tid && smp->tid == cpu_to_be64(trap->tid)) {
-		trap->tid = 0;
-		cancel_delayed_work(&trap->work);
-		scire_count(sdev, SCIRE_CNT_TRAPS_REPRESSED, 1);
+	for (slot = trap->slot; slot < trap->slot + SCIRE_IB_TRAP_KINDS;
+	     slot++) {
+		if (slot->tid && smp->tid == cpu_to_be64(slot->tid)) {
+			slot->tid = 0;
+			cancel_delayed_work(&slot->work);
+			scire_count(sdev, SCIRE_CNT_TRAPS_REPRESSED, 1);
+		}
 	}
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
 }
@@ -300,13 +407,16 @@ static void scire_ib_trap_remove(struct ib_device *ibdev, void *client_data)
 	struct scire_ib_trap *trap = &sdev->ib_trap;
 	struct ib_mad_agent *agent;
 	unsigned long flags;
+	int i;
 
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	agent = trap->agent;
 	trap->agent = NULL;
-	trap->tid = 0;
+	for (i = 0; i < SCIRE_IB_TRAP_KINDS; i++)
+		trap->slot[i].tid = 0;
 	spin_unlock_irqrestore(&sdev->port_lock, flags);
-	cancel_delayed_work_sync(&trap->work);
+	for (i = 0; i < SCIRE_IB_TRAP_KINDS; i++)
+		cancel_delayed_work_sync(&trap->slot[i].work);
 	if (agent)
 		ib_unregister_mad_agent(agent);
 }

@@ -81,6 +81,37 @@ static bool scire_sma_mkey_ok(struct scire_ib_port *ib,
 	return false;
 }
 
+/*
+ * Trap 256, Bad M_Key (IBA 14.2.5.1): the SMP that failed the check, and
+ * for a directed route its DrSLID and return path (the 30 bytes the
+ * Notice has room for, DRPathTruncated when it has more). Caller holds
+ * port_lock.
+ */
+static void scire_sma_mkey_trap(struct scire_dev *sdev,
+				const struct ib_smp *smp)
+{
+	struct ib_mad_notice_attr ntc = {};
+	typeof(ntc.details.ntc_256) *d = &ntc.details.ntc_256;
+
+	ntc.trap_num = IB_NOTICE_TRAP_BAD_MKEY;
+	d->lid = cpu_to_be16(sdev->ib.lid);
+	d->method = smp->method;
+	d->attr_id = smp->attr_id;
+	d->attr_mod = smp->attr_mod;
+	d->mkey = smp->mkey;
+	if (smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		u8 hops = smp->hop_cnt & 0x3f;
+		u8 n = min_t(u8, hops + 1, sizeof(d->dr_rtn_path));
+
+		d->dr_slid = smp->dr_slid;
+		d->dr_trunc_hop = IB_NOTICE_TRAP_DR_NOTICE | hops;
+		if (n < hops + 1)
+			d->dr_trunc_hop |= IB_NOTICE_TRAP_DR_TRUNC;
+		memcpy(d->dr_rtn_path, smp->return_path, n);
+	}
+	scire_ib_trap_security(sdev, &ntc);
+}
+
 /* The port number an attribute modifier names on a CA: 0 (this) or 1. */
 static bool scire_sma_port_ok(const struct ib_smp *smp)
 {
@@ -371,7 +402,8 @@ static int scire_sma_pkey_table(struct scire_dev *sdev, struct ib_smp *smp,
 			u16 pkey = be16_to_cpu(pkeys[i]);
 
 			changed |= ib->pkeys[i] != pkey;
-			ib->pkeys[i] = pkey;
+			/* Senders read it without port_lock. */
+			WRITE_ONCE(ib->pkeys[i], pkey);
 		}
 		if (changed)
 			*events |= BIT(IB_EVENT_PKEY_CHANGE);
@@ -434,6 +466,7 @@ static int scire_sma(struct scire_dev *sdev, int mad_flags, struct ib_smp *smp)
 	spin_lock_irqsave(&sdev->port_lock, flags);
 	if (!scire_sma_mkey_ok(&sdev->ib, smp, mad_flags)) {
 		/* IBA 14.2.4.3: a failed M_Key check gets no reply. */
+		scire_sma_mkey_trap(sdev, smp);
 		spin_unlock_irqrestore(&sdev->port_lock, flags);
 		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
 	}

@@ -203,7 +203,7 @@ static inline int scire_wqe_set_ud(struct scire_send_wqe *wqe, struct ibv_ah *ah
 	wqe->ud.ah_num = to_scire_ah(ah)->ah_num;
 	wqe->ud.remote_qpn = remote_qpn;
 	wqe->ud.remote_qkey = remote_qkey;
-	wqe->ud.reserved = 0;
+	wqe->ud.pkey_index = 0;
 	return 0;
 }
 

@@ -366,7 +366,7 @@ struct scire_send_wqe {
 			__u32 ah_num;
 			__u32 remote_qpn;
 			__u32 remote_qkey;
-			__u32 reserved;
+			__u32 pkey_index;	/* GSI (kernel) only; 0 */
 		} ud;
 		__u8 reserved2[40];
 	};
