@@ -12,8 +12,9 @@
 # attribute 0x0c, an invalid Set 0x1c that changes nothing). opensm on it
 # assigns LIDs and becomes its SM
 # (LID_CHANGE, SM_CHANGE and PORT_ACTIVE reach user space); with an M_Key
-# set by opensm (protect bits 2) SMPs without the key get no answer and
-# are counted as violations, SMPs with it are answered, also LID-routed to
+# set by opensm (protect bits 2) SMPs without the key get no answer, are
+# counted as violations and trapped to opensm (trap 256), SMPs with it are
+# answered, also LID-routed to
 # the port's own LID (looped back); the PMA feeds the sysfs counters.
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -151,6 +152,13 @@ ni=$(smpquery -C "$dev" --m_key "$mkey" nodeinfo "$lid") ||
 	fail "LID-routed NodeInfo to LID $lid failed"
 [ "$(field Guid "$ni")" = "$guid" ] || fail "LID-routed NodeInfo Guid is not $guid"
 echo "ok: M_Key protection (violations $(field MkeyViolations "$pi")); LID-routed SMP to LID $lid"
+# The violation was trapped to the SM (trap 256, Bad M_Key, IBA 14.2.5.1),
+# which logged it and repressed the trap.
+wait_for 10 grep -q "num:256 .* from LID:$lid " "$work/opensm.log" ||
+	fail "opensm's log has no trap 256 from LID $lid:"$'\n'"$(grep -i -e notice -e trap "$work/opensm.log" | tail)"
+wait_for 10 test "$(rdma_counter "$dev" traps_repressed)" -ge 1 ||
+	fail "the M_Key trap was not repressed: traps_sent $(rdma_counter "$dev" traps_sent), traps_repressed $(rdma_counter "$dev" traps_repressed)"
+echo "ok: trap 256 (Bad M_Key) reached opensm: $(grep -m1 "num:256 " "$work/opensm.log" | sed 's/^.*Received/Received/')"
 
 # --- the PMA, through the core's sysfs counters ------------------------------
 c=/sys/class/infiniband/$dev/ports/1/counters

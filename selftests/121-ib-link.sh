@@ -17,7 +17,9 @@
 # periodic sweeps off, a new NodeDescription written on sib1 reaches it
 # by trap 144 alone: opensm logs the notice from sib1's LID, its
 # NodeRecord shows the new description, and the trap was sent once and
-# repressed (traps_sent, traps_repressed), not repeated.
+# repressed (traps_sent, traps_repressed), not repeated. 50 UD sends from
+# sib1 to sib0's QP1 with a wrong Q_Key are counted in sib0's
+# Q_KeyViolations and reach opensm as trap 258.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -237,3 +239,59 @@ sleep 2.5
 [ "$(traps sib1 sent)" -eq $((s0 + 1)) ] ||
 	fail "traps_sent of sib1 went from $s0 to $(traps sib1 sent), want +1 (one trap, repressed)"
 echo "ok: trap 144: opensm (no sweeps) learned sib1's NodeDescription '$desc'; one trap sent, repressed"
+
+# --- trap 258: UD datagrams with the wrong Q_Key ---------------------------------
+# From sib1, 50 sends to sib0's QP1 with a Q_Key that is not the GSI's:
+# sib0 drops each and counts it in PortInfo's Q_KeyViolations, and tells
+# the SM with trap 258 (IBA 14.2.5.1), one trap for the burst (a security
+# trap pending blocks the next), which opensm logs and represses.
+qviol()
+{
+	smpquery -C sib0 -D portinfo 0 | sed -n 's/^QkeyViolations:\.*//p'
+}
+q0=$(qviol) || fail "cannot read sib0's PortInfo"
+s0=$(traps sib0 sent)
+n=50
+python3 - "$la" "$n" <<'PY' || fail "the wrong-Q_Key sender failed"
+import sys
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
+
+dlid, n = int(sys.argv[1]), int(sys.argv[2])
+ctx = Context(name='sib1')
+pd = PD(ctx)
+cq = CQ(ctx, 8)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=1)))
+attr = QPAttr()
+attr.qkey = 0x5c1e
+attr.port_num = 1
+qp.to_rts(attr)
+mr = MR(pd, 256, e.IBV_ACCESS_LOCAL_WRITE)
+ah = AH(pd, attr=AHAttr(dlid=dlid, port_num=1))
+for _ in range(n):
+    wr = SendWR(num_sge=1, sg=[SGE(mr.buf, 256, mr.lkey)])
+    wr.set_wr_ud(ah, 1, 0x12345678)
+    qp.post_send(wr)
+    while True:
+        got, wcs = cq.poll()
+        if got:
+            break
+    if wcs[0].status != e.IBV_WC_SUCCESS:
+        sys.exit(f'send completed with status {wcs[0].status}')
+PY
+wait_for 10 test "$(qviol)" -ge $((q0 + n)) ||
+	fail "Q_KeyViolations of sib0 went from $q0 to $(qviol), want +$n"
+wait_for 10 grep -q "num:258 .* from LID:$la " "$work/opensm.log" ||
+	fail "opensm's log has no trap 258 from LID $la:"$'\n'"$(grep -i -e notice -e trap "$work/opensm.log" | tail)"
+t=$(($(traps sib0 sent) - s0))
+if [ "$t" -lt 1 ] || [ "$t" -ge "$n" ]; then
+	fail "sib0 sent $t traps for $n Q_Key violations, want at least 1 and fewer than $n"
+fi
+echo "ok: trap 258: $n wrong Q_Keys counted (Q_KeyViolations $q0 -> $(qviol)), $t trap(s) sent, opensm logged: $(grep -m1 "num:258 " "$work/opensm.log" | sed 's/^.*Received/Received/')"

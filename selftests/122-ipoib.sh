@@ -12,7 +12,8 @@
 # connected mode (RC QPs set up through ib_cm, MTU 65520). A P_Key child interface of partition
 # 0x8001, which both ports are full members of, carries ping; in partition
 # 0x8002, which only sib0 is a member of, sib1's child never comes up and
-# nothing gets through.
+# nothing gets through. Datagrams of 0x8001 to a QP of the default
+# partition are refused, counted and trapped (257).
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -189,4 +190,67 @@ wait_for 30 ipoib_carrier "" "$ia.8002" || fail "$ia.8002 has no carrier, though
 ipoib_carrier "$ns" "$ib.8002" && fail "$ib.8002 has a carrier, though sib1 is no member of 0x8002"
 ping -c 2 -W 2 10.93.2.2 >/dev/null 2>&1 && fail "partition 0x8002 reached sib1, which is not a member"
 echo "ok: partition 0x8002 (sib0 only): sib1's child stays down, nothing gets through"
+
+# --- P_Keys per QP ------------------------------------------------------------
+# Both ports hold 0x8001, but sib0's parent interface's UD QP is of the
+# default partition: datagrams from sib1 with P_Key 0x8001 to that QP are
+# refused, counted in sib0's P_KeyViolations and trapped to opensm (trap
+# 257, IBA 14.2.5.1). The 0x8001 ping above crossed with 0x8001 in its BTHs
+# to QPs of that partition.
+if command -v smpquery >/dev/null && python3 -c 'import pyverbs' 2>/dev/null; then
+	pviol()
+	{
+		smpquery -C sib0 -D portinfo 0 | sed -n 's/^PkeyViolations:\.*//p'
+	}
+	idx=''
+	for f in /sys/class/infiniband/sib1/ports/1/pkeys/*; do
+		[ "$(cat "$f")" = 0x8001 ] && idx=${f##*/}
+	done
+	[ -n "$idx" ] || fail "sib1's P_Key table has no 0x8001: $(cat /sys/class/infiniband/sib1/ports/1/pkeys/*)"
+	qpn=$((16#$(cut -d: -f2-4 "/sys/class/net/$ia/address" | tr -d :)))
+	la=$(ibstat sib0 | sed -n 's/.*Base lid: //p')
+	v0=$(pviol) || fail "cannot read sib0's PortInfo"
+	n=20
+	python3 - "$la" "$qpn" "$idx" "$n" <<'PY' || fail "the 0x8001 sender failed"
+import sys
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
+
+dlid, qpn, idx, n = (int(a) for a in sys.argv[1:5])
+ctx = Context(name='sib1')
+pd = PD(ctx)
+cq = CQ(ctx, 8)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=1)))
+attr = QPAttr()
+attr.qkey = 0xb1b
+attr.pkey_index = idx
+attr.port_num = 1
+qp.to_rts(attr)
+mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+ah = AH(pd, attr=AHAttr(dlid=dlid, port_num=1))
+for _ in range(n):
+    wr = SendWR(num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)])
+    wr.set_wr_ud(ah, qpn, 0xb1b)
+    qp.post_send(wr)
+    while True:
+        got, wcs = cq.poll()
+        if got:
+            break
+    if wcs[0].status != e.IBV_WC_SUCCESS:
+        sys.exit(f'send completed with status {wcs[0].status}')
+PY
+	wait_for 10 test "$(pviol)" -ge $((v0 + n)) ||
+		fail "P_KeyViolations of sib0 went from $v0 to $(pviol), want +$n for $n sends of P_Key 0x8001 to QP $qpn (P_Key 0xffff)"
+	wait_for 10 grep -q "num:257 .* from LID:$la " "$work/opensm.log" ||
+		fail "opensm's log has no trap 257 from LID $la:"$'\n'"$(grep -i -e notice -e trap "$work/opensm.log" | tail)"
+	ping -c 1 -W 5 10.93.1.2 >/dev/null || fail "partition 0x8001: no ping after the refused datagrams"
+	echo "ok: P_Key per QP: $n datagrams of 0x8001 to sib0's default-partition QP $qpn refused (P_KeyViolations $v0 -> $(pviol)), opensm logged trap 257"
+fi
 exit 0

@@ -126,6 +126,7 @@ echo "ok: opensm made sib0 (LID $la) and sib1 (LID $lb) ACTIVE with M_Key $mkey 
 echo "sib0 before: $(ib_state sib0), LID $la, SM LID $sm, P_Keys $pkeys"
 
 drop0=$(counter rx_drops) icrc0=$(counter icrc_errors) rx0=$(counter rx_packets)
+trap0=$(counter traps_sent) t0=$SECONDS
 
 # --- the fuzzer takes sib1's place ------------------------------------------------
 args=(--peer "$ipa" --local "$ipb" --lid "$la" --sm-lid "$sm" --slid "$lb"
@@ -160,6 +161,18 @@ rx=$(($(counter rx_packets) - rx0))
 echo "sib0 counted $rx packets received, $drop dropped, $icrc with a wrong ICRC"
 if [ "$drop" -le 0 ] || [ "$icrc" -le 0 ]; then
 	failed+=("sib0's rx_drops or icrc_errors did not grow: the packets did not reach it")
+fi
+
+# Key violations are trapped to the SM LID (sib0's own, no SM listens
+# now), one security trap at a time and none sooner than 100 ms after
+# the last began: thousands of violations, a few traps.
+traps=$(($(counter traps_sent) - trap0)) el=$((SECONDS - t0 + 1))
+viol=$(smpquery -C sib0 --m_key "$mkey" -D portinfo 0 2>&1 | grep -E '^(Mkey|Pkey|Qkey)Violations' | tr -s '.' ' ' | paste -sd' ')
+echo "sib0 sent $traps traps in $el s; PortInfo: $viol"
+if [ "$traps" -le 0 ]; then
+	failed+=("sib0 sent no trap for the key violations ($viol)")
+elif [ "$traps" -gt $((el * 10 + 8)) ]; then
+	failed+=("sib0 sent $traps traps in $el s: more than one per 100 ms")
 fi
 
 kill "$fz_pid"

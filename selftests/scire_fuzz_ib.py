@@ -87,6 +87,7 @@ D_BIT = 0x8000
 SMP_DATA = 64
 NODE_INFO_PORT_GUID = SMP_DATA + 20
 PI_LID, PI_SM_LID = 16, 18
+PI_MKEY_VIOL, PI_PKEY_VIOL, PI_QKEY_VIOL = 44, 46, 48
 
 KA_TID = 0x5C1E000000000000  # known-answer TIDs; the random ones avoid them
 
@@ -443,6 +444,13 @@ class Fuzzer:
                       S_OK)
         return bytearray(r['mad'][SMP_DATA:SMP_DATA + 64]) if r else None
 
+    def violations(self):
+        """PortInfo's M_Key, P_Key and Q_Key violation counters."""
+        pi = self.port_info()
+        if pi is None:
+            return None
+        return struct.unpack('>HHH', pi[PI_MKEY_VIOL:PI_QKEY_VIOL + 2])
+
     def pi_unchanged(self, r):
         pi = r['mad'][SMP_DATA:SMP_DATA + 64]
         lid, sm_lid = struct.unpack('>HH', pi[PI_LID:PI_LID + 4])
@@ -706,6 +714,9 @@ class Fuzzer:
                   S_METHOD_ATTR)
         self.case('PMA method 0x0e', lambda t: q1(pma(0x0E, A_PORT_COUNTERS, t)),
                   S_METHOD)
+        # Each key violation is counted in PortInfo (and trapped: 123
+        # checks traps_sent).
+        before = self.violations()
         self.case('PMA with the wrong Q_Key', lambda t: q1(
             pma(GET, A_PORT_COUNTERS, t), ext=deth(0x12345678, 1)), None)
         # A P_Key whose base matches no entry (IBA 10.9.3).
@@ -713,6 +724,15 @@ class Fuzzer:
                           if all((k ^ e) & 0x7FFF for e in a.pkeys))
         self.case(f'PMA with P_Key {other_pkey:#x} (not in the table)', lambda t: q1(
             pma(GET, A_PORT_COUNTERS, t), pkey=other_pkey), None)
+        after = self.violations()
+        if before and after:
+            # The M_Key is right in the Gets: only P_Key and Q_Key move.
+            want = (before[0], before[1] + 1, before[2] + 1)
+            if after != want:
+                self.fail(f'PortInfo violations (M_Key, P_Key, Q_Key) went from '
+                          f'{before} to {after}, want {want}')
+            else:
+                log(f'ok: P_KeyViolations and Q_KeyViolations each counted once: {after}')
 
         # HELLOs with garbage: too short, then long and odd. The link stays.
         for g in (b'', b'\x01' * 7, os.urandom(15), os.urandom(200)):
