@@ -1384,6 +1384,9 @@ extern struct workqueue_struct *scire_wq;
 /* scire_srq.c */
 int scire_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata);
+int scire_srq_resize(struct scire_srq *srq, u32 max_wr, struct ib_udata *udata);
+void scire_srq_resp(const struct scire_srq *srq,
+		    struct scire_create_srq_resp *resp);
 int scire_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int scire_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);

@@ -13,17 +13,31 @@
 
 #include "scire.h"
 
+/**
+ * scire_srq_resp() - describe a user SRQ's ring for user space.
+ * @srq: a user SRQ.
+ * @resp: filled in: where to map the ring, its slots and their shape.
+ *
+ * Context: any; the caller keeps the ring from changing (creation, or the
+ * SRQ's handle held exclusively for a resize).
+ */
+void scire_srq_resp(const struct scire_srq *srq,
+		    struct scire_create_srq_resp *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	resp->mmap_offset = rdma_user_mmap_get_offset(&srq->rq.mmap->rdma);
+	resp->mmap_size = (u64)srq->rq.mmap->rdma.npages << PAGE_SHIFT;
+	resp->srqn = srq->srqn;
+	resp->num_entries = srq->rq.num_entries;
+	resp->wqe_size = srq->rq.wqe_size;
+	resp->max_sge = srq->rq.max_sge;
+}
+
 static noinline int scire_srq_respond(struct scire_srq *srq, struct ib_udata *udata)
 {
-	struct scire_create_srq_resp resp = {
-		.mmap_offset = rdma_user_mmap_get_offset(&srq->rq.mmap->rdma),
-		.mmap_size = (u64)srq->rq.mmap->rdma.npages << PAGE_SHIFT,
-		.srqn = srq->srqn,
-		.num_entries = srq->rq.num_entries,
-		.wqe_size = srq->rq.wqe_size,
-		.max_sge = srq->rq.max_sge,
-	};
+	struct scire_create_srq_resp resp;
 
+	scire_srq_resp(srq, &resp);
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
@@ -101,36 +115,147 @@ err_count:
 	return ret;
 }
 
+/* The posted, untaken WQEs of @rq: -EIO for a producer index out of range. */
+static int scire_srq_posted(struct scire_wq *rq, u32 *cons, u32 *prod)
+{
+	lockdep_assert_held(&rq->lock);
+	/* Pairs with the producer's store-release after writing the slot. */
+	*prod = smp_load_acquire(&rq->ring->producer);
+	*cons = rq->consumer;
+	return *prod - *cons > rq->num_entries ? -EIO : 0;
+}
+
 /**
- * scire_modify_srq() - arm the SRQ limit (IBA 11.2.3).
+ * scire_srq_resize() - give an SRQ a ring of another size (IBA 11.2.3.3).
+ * @srq: the SRQ.
+ * @max_wr: the WQEs it must hold, 1..SCIRE_MAX_SRQ_WR; rounded up to a
+ *	    power of two. Smaller than now is allowed while the posted,
+ *	    untaken WQEs and the armed limit still fit.
+ * @udata: for a user SRQ, the udata of the calling verb (the new ring is
+ *	   mmap-able memory of its context); NULL for a kernel SRQ.
+ *
+ * The WQEs posted and not yet taken move to the new ring at the same
+ * indices, so the producer and consumer indices carry on. They are copied
+ * outside the SRQ's lock while QPs go on taking WQEs from the old ring;
+ * under the lock, WQEs posted meanwhile are copied too and the rings
+ * swapped. The old user ring stays mapped in the process, which unmaps
+ * it; the kernel no longer reads it. The provider does not post while
+ * this runs (its SRQ lock); a process that does anyway only loses its own
+ * WQEs.
+ *
+ * Context: process context, may sleep; takes the SRQ's lock with
+ * interrupts saved. The caller excludes other resizes and destroy (the
+ * uverbs handle held exclusively, or a kernel ULP's own ordering).
+ * Return: 0; -EINVAL for @max_wr out of range or too small for what is
+ * posted or for the armed limit; -EIO for a corrupt producer index;
+ * -ENOMEM, or an error of the mmap entry.
+ */
+int scire_srq_resize(struct scire_srq *srq, u32 max_wr, struct ib_udata *udata)
+{
+	struct scire_wq *rq = &srq->rq, new = {}, old = {};
+	u32 cons, prod, prod0, i;
+	unsigned long flags;
+	int ret;
+
+	if (!max_wr || max_wr > SCIRE_MAX_SRQ_WR)
+		return -EINVAL;
+	scire_rq_shape(&new, max_wr, rq->max_sge);
+	/* The same SGEs give the same slots; keep what the process mapped. */
+	new.wqe_size = rq->wqe_size;
+	new.max_sge = rq->max_sge;
+	ret = scire_wq_alloc(&new, udata);
+	if (ret)
+		return ret;
+
+	spin_lock_irqsave(&rq->lock, flags);
+	ret = scire_srq_posted(rq, &cons, &prod0);
+	spin_unlock_irqrestore(&rq->lock, flags);
+	if (ret)
+		goto err;
+	ret = -EINVAL;
+	if (prod0 - cons > new.num_entries)
+		goto err;
+	/* The bulk, unlocked: these slots are the poster's, not the QPs'. */
+	for (i = cons; i != prod0; i++)
+		memcpy(scire_wq_slot(&new, i), scire_wq_slot(rq, i),
+		       rq->wqe_size);
+
+	spin_lock_irqsave(&rq->lock, flags);
+	ret = scire_srq_posted(rq, &cons, &prod);
+	if (!ret && (prod - cons > new.num_entries ||
+		     srq->limit > new.num_entries))
+		ret = -EINVAL;
+	if (ret) {
+		spin_unlock_irqrestore(&rq->lock, flags);
+		goto err;
+	}
+	/* WQEs posted while we copied: few, or none from the provider. */
+	for (i = prod0; i != prod; i++)
+		memcpy(scire_wq_slot(&new, i), scire_wq_slot(rq, i),
+		       rq->wqe_size);
+	new.ring->producer = prod;
+	new.ring->consumer = cons;
+	new.ring->flags = READ_ONCE(rq->ring->flags);
+	old.ring = rq->ring;
+	old.mmap = rq->mmap;
+	rq->ring = new.ring;
+	rq->mmap = new.mmap;
+	rq->num_entries = new.num_entries;
+	spin_unlock_irqrestore(&rq->lock, flags);
+
+	scire_wq_free(&old);
+	return 0;
+
+err:
+	scire_wq_free(&new);
+	return ret;
+}
+
+/**
+ * scire_modify_srq() - resize an SRQ or arm its limit (IBA 11.2.3).
  * @ibsrq: the SRQ.
- * @attr: with IB_SRQ_LIMIT, attr->srq_limit: 0 disarms, 1..max_wr arms;
- *	  the next time a QP leaves fewer WQEs than that,
- *	  IB_EVENT_SRQ_LIMIT_REACHED is raised once and the limit disarmed.
- * @mask: IB_SRQ_LIMIT. IB_SRQ_MAX_WR (resizing) is not supported.
+ * @attr: with IB_SRQ_MAX_WR, attr->max_wr: the WQEs the SRQ must hold
+ *	  (scire_srq_resize()); with IB_SRQ_LIMIT, attr->srq_limit: 0
+ *	  disarms, 1..max_wr arms; the next time a QP leaves fewer WQEs
+ *	  than that, IB_EVENT_SRQ_LIMIT_REACHED is raised once and the limit
+ *	  disarmed.
+ * @mask: IB_SRQ_MAX_WR and/or IB_SRQ_LIMIT; a resize comes first.
  * @udata: UHW request; scire defines none, so any bytes sent must be zero.
  *
+ * A user SRQ is resized through SCIRE_METHOD_SRQ_RESIZE, whose response
+ * says where the new ring is: MODIFY_SRQ has no response to say it in.
+ *
  * Context: process context; takes the SRQ's lock with interrupts saved.
- * Return: 0; -EOPNOTSUPP for IB_SRQ_MAX_WR; -EINVAL for unknown mask bits,
- * a limit above max_wr or a non-zero UHW request.
+ * Return: 0; -EOPNOTSUPP for IB_SRQ_MAX_WR on a user SRQ; -EINVAL for
+ * unknown mask bits, a limit above max_wr or a non-zero UHW request; the
+ * errors of scire_srq_resize().
  */
 int scire_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct scire_srq *srq = to_ssrq(ibsrq);
 	unsigned long flags;
+	int ret;
 
 	if (!scire_udata_in_ok(udata))
 		return -EINVAL;
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_MAX_WR) {
+		if (udata)
+			return -EOPNOTSUPP;
+		ret = scire_srq_resize(srq, attr->max_wr, NULL);
+		if (ret)
+			return ret;
+		attr->max_wr = srq->rq.num_entries;
+	}
 
 	if (mask & IB_SRQ_LIMIT) {
-		if (attr->srq_limit > srq->rq.num_entries)
-			return -EINVAL;
 		spin_lock_irqsave(&srq->rq.lock, flags);
+		if (attr->srq_limit > srq->rq.num_entries) {
+			spin_unlock_irqrestore(&srq->rq.lock, flags);
+			return -EINVAL;
+		}
 		srq->limit = attr->srq_limit;
 		spin_unlock_irqrestore(&srq->rq.lock, flags);
 	}

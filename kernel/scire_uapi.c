@@ -47,6 +47,52 @@ DECLARE_UVERBS_NAMED_METHOD(SCIRE_METHOD_QP_DOORBELL,
 ADD_UVERBS_METHODS(scire_qp_methods, UVERBS_OBJECT_QP,
 		   &UVERBS_METHOD(SCIRE_METHOD_QP_DOORBELL));
 
+static int UVERBS_HANDLER(SCIRE_METHOD_SRQ_RESIZE)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_srq *ibsrq = uverbs_attr_get_obj(attrs,
+						   SCIRE_ATTR_SRQ_RESIZE_HANDLE);
+	struct scire_create_srq_resp resp;
+	struct scire_srq *srq;
+	u32 max_wr;
+	int ret;
+
+	if (IS_ERR(ibsrq))
+		return PTR_ERR(ibsrq);
+	srq = to_ssrq(ibsrq);
+	/* A kernel SRQ has no handle; an XRC SRQ is not scire's. */
+	if (!srq->rq.mmap)
+		return -EINVAL;
+	ret = uverbs_copy_from(&max_wr, attrs, SCIRE_ATTR_SRQ_RESIZE_MAX_WR);
+	if (ret)
+		return ret;
+	ret = scire_srq_resize(srq, max_wr, &attrs->driver_udata);
+	if (ret)
+		return ret;
+	scire_srq_resp(srq, &resp);
+	return uverbs_copy_to(attrs, SCIRE_ATTR_SRQ_RESIZE_RESP, &resp,
+			      sizeof(resp));
+}
+
+/*
+ * WRITE access: the core holds the SRQ handle exclusively, so no other
+ * resize, modify or destroy of it runs meanwhile.
+ */
+DECLARE_UVERBS_NAMED_METHOD(SCIRE_METHOD_SRQ_RESIZE,
+			    UVERBS_ATTR_IDR(SCIRE_ATTR_SRQ_RESIZE_HANDLE,
+					    UVERBS_OBJECT_SRQ,
+					    UVERBS_ACCESS_WRITE,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(SCIRE_ATTR_SRQ_RESIZE_MAX_WR,
+					       UVERBS_ATTR_TYPE(u32),
+					       UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(SCIRE_ATTR_SRQ_RESIZE_RESP,
+						UVERBS_ATTR_STRUCT(struct scire_create_srq_resp,
+								   max_sge),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(scire_srq_methods, UVERBS_OBJECT_SRQ,
+		   &UVERBS_METHOD(SCIRE_METHOD_SRQ_RESIZE));
+
 /* ibv_alloc_dm: where to mmap the memory (scire_alloc_dm()). */
 ADD_UVERBS_ATTRIBUTES_SIMPLE(scire_dm_alloc_attrs, UVERBS_OBJECT_DM,
 			     UVERBS_METHOD_DM_ALLOC,
@@ -56,6 +102,7 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(scire_dm_alloc_attrs, UVERBS_OBJECT_DM,
 
 const struct uapi_definition scire_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &scire_qp_methods),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_SRQ, &scire_srq_methods),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &scire_dm_alloc_attrs),
 	{},
 };

@@ -102,6 +102,7 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 SCIRE_DEVICE_ATOMIC_WRITE |
 				 SCIRE_DEVICE_FLUSH_GLOBAL;

@@ -9,6 +9,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma-core/cmd_ioctl.h>
 
 #include "scire.h"
 
@@ -56,18 +60,75 @@ err_free:
 	return NULL;
 }
 
+/*
+ * A new ring of at least max_wr slots (SCIRE_METHOD_SRQ_RESIZE). Posting
+ * is held off across the call: the kernel moves the WQEs posted up to our
+ * producer index, which must not move while it does. The indices carry
+ * on in the new ring, so rq.prod stands.
+ */
+static int scire_srq_resize(struct scire_srq *srq, uint32_t max_wr)
+{
+	struct scire_context *ctx = to_scire_ctx(srq->ibsrq.context);
+	DECLARE_VERBS_CMD(cmd, UVERBS_OBJECT_SRQ, SCIRE_METHOD_SRQ_RESIZE, 3);
+	struct scire_create_srq_resp resp = {};
+	struct scire_wq rq = {};
+	int ret;
+
+	fill_attr_in_obj(cmd, SCIRE_ATTR_SRQ_RESIZE_HANDLE, srq->ibsrq.handle);
+	fill_attr_in_uint32(cmd, SCIRE_ATTR_SRQ_RESIZE_MAX_WR, max_wr);
+	fill_attr_out_ptr(cmd, SCIRE_ATTR_SRQ_RESIZE_RESP, &resp);
+
+	scire_wq_lock(&srq->rq);
+	ret = execute_ioctl(&ctx->vctx.context, cmd);
+	if (ret)
+		goto out;
+	/*
+	 * The kernel has switched rings. If the new one cannot be mapped the
+	 * SRQ is lost to us either way; keep the old mapping so posters
+	 * write valid memory (the kernel just never reads it again).
+	 */
+	ret = scire_wq_setup(ctx, &rq, "SRQ", resp.mmap_offset, resp.mmap_size,
+			     resp.num_entries, resp.wqe_size,
+			     sizeof(struct scire_recv_wqe) +
+			     (uint64_t)srq->rq.max_sge * sizeof(struct scire_sge));
+	if (ret)
+		goto out;
+	if (resp.max_sge != srq->rq.max_sge || resp.srqn != srq->srqn) {
+		verbs_err(&ctx->vctx, "SRQ %u: resized to %u SGEs, SRQ %u\n",
+			  srq->srqn, resp.max_sge, resp.srqn);
+		scire_wq_teardown(&rq);
+		ret = EPROTO;
+		goto out;
+	}
+	munmap(srq->rq.ring, srq->rq.map_size);
+	srq->rq.ring = rq.ring;
+	srq->rq.map_size = rq.map_size;
+	srq->rq.num_entries = rq.num_entries;
+	/* The SRQ keeps its own lock; the one setup made is not needed. */
+	pthread_spin_destroy(&rq.lock);
+out:
+	scire_wq_unlock(&srq->rq);
+	return ret;
+}
+
 int scire_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask)
 {
+	struct scire_srq *srq = to_scire_srq(ibsrq);
 	struct ibv_modify_srq cmd = {};
+	int ret;
 
-	/*
-	 * Resizing would need a new ring and mapping, which the ABI does not
-	 * describe (so the device must not claim IBV_DEVICE_SRQ_RESIZE). Only
-	 * the limit (arming the limit event) can change.
-	 */
-	if (attr_mask & IBV_SRQ_MAX_WR)
-		return EOPNOTSUPP;
+	if (attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	if (attr_mask & IBV_SRQ_MAX_WR) {
+		ret = scire_srq_resize(srq, attr->max_wr);
+		if (ret)
+			return ret;
+		attr->max_wr = srq->rq.num_entries;
+		attr_mask &= ~IBV_SRQ_MAX_WR;
+		if (!attr_mask)
+			return 0;
+	}
 	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
 }
 

@@ -469,6 +469,27 @@ enum scire_qp_doorbell_attrs {
 	SCIRE_ATTR_DOORBELL_FLAGS,
 };
 
+/* Methods added to the core's UVERBS_OBJECT_SRQ. */
+enum scire_srq_methods {
+	/*
+	 * ibv_modify_srq() with IBV_SRQ_MAX_WR: a new ring of at least
+	 * max_wr slots takes the posted, untaken WQEs at the same indices;
+	 * the old mapping is no longer read. The response says where to map
+	 * the new ring, as at creation.
+	 */
+	SCIRE_METHOD_SRQ_RESIZE = SCIRE_UVERBS_ID_DRIVER_NS,
+};
+
+/* Attributes of SCIRE_METHOD_SRQ_RESIZE. */
+enum scire_srq_resize_attrs {
+	/* IDR handle of the SRQ (UVERBS_OBJECT_SRQ), mandatory. */
+	SCIRE_ATTR_SRQ_RESIZE_HANDLE = SCIRE_UVERBS_ID_DRIVER_NS,
+	/* __u32 in, mandatory: the WQEs the SRQ must hold, 1..max_srq_wr. */
+	SCIRE_ATTR_SRQ_RESIZE_MAX_WR,
+	/* struct scire_create_srq_resp out, mandatory: the new ring. */
+	SCIRE_ATTR_SRQ_RESIZE_RESP,
+};
+
 /*
  * Attributes scire adds to the core's UVERBS_METHOD_DM_ALLOC
  * (UVERBS_OBJECT_DM).
