@@ -65,12 +65,20 @@ modinfo rdma_rxe >/dev/null 2>&1 || fail "the kernel has no rdma_rxe module"
 lsmod | grep -q '^rdma_rxe ' && fail "rdma_rxe is already loaded (scire0 and rxe cannot share UDP 4791 in init_net)"
 
 tmp=$(mktemp -d)
-# Whatever happens, leave the baseline: no rxe, scire0 on eth0.
+# The suite's huge page tests (a parent domain allocating from 2 MiB
+# pages) skip unless some are reserved: reserve 16 (32 MiB) for the runs.
+huge=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+huge0=$(cat "$huge" 2>/dev/null || echo)
+[ -z "$huge0" ] || [ "$huge0" -ge 16 ] || echo 16 >"$huge" ||
+	echo "note: cannot reserve huge pages; the suite's huge page tests skip"
+# Whatever happens, leave the baseline: no rxe, scire0 on eth0, the huge
+# pages as they were.
 cleanup()
 {
 	rdma_has rxe0 && rdma link delete rxe0
 	lsmod | grep -q '^rdma_rxe ' && wait_for 10 rmmod rdma_rxe
 	rdma_has scire0 || rdma link add scire0 type scire netdev eth0
+	[ -z "$huge0" ] || echo "$huge0" >"$huge"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
