@@ -196,7 +196,11 @@ main()
 
 	if wanted h && [ -n "$siw_ko" ]; then
 		rdma_has scire0 && timeout 60 rdma link delete scire0
-		if ! insmod "$siw_ko" || ! timeout 60 rdma link add siw0 type siw netdev eth0; then
+		# insmod loads no dependencies: siw.ko's (ib_core, libcrc32c)
+		# are in the stock kernel's modules.
+		IFS=, read -ra deps <<<"$(modinfo -F depends "$siw_ko")"
+		if ! modprobe -a "${deps[@]}" || ! insmod "$siw_ko" ||
+		   ! timeout 60 rdma link add siw0 type siw netdev eth0; then
 			say "setupfail h cannot add siw0"
 		else
 			# siw (iWARP) connects through rdma_cm: perftest -R.
