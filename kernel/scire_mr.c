@@ -346,6 +346,43 @@ static struct scire_mr *scire_mw_resolve(struct scire_mw_entry *ent,
 	return mr;
 }
 
+/*
+ * What @key's index names, under rcu_read_lock(): an MR, held (its count
+ * taken before RCU is left), in *@mr; or a window, in *@ent, which the
+ * caller resolves before it leaves RCU. Return: 0, or -EINVAL for a free
+ * index or an MR being freed.
+ */
+static int scire_key_entry(struct scire_dev *sdev, u32 key,
+			   struct scire_mr **mr, struct scire_mw_entry **ent)
+{
+	void *entry = xa_load(&sdev->mr_xa, key >> 8);
+
+	*mr = NULL;
+	*ent = NULL;
+	if (!entry)
+		return -EINVAL;
+	if (xa_pointer_tag(entry) == SCIRE_KEY_MW) {
+		*ent = xa_untag_pointer(entry);
+		return 0;
+	}
+	*mr = xa_untag_pointer(entry);
+	return refcount_inc_not_zero(&(*mr)->ref) ? 0 : -EINVAL;
+}
+
+/* scire_mr_check() on a held MR: the MR, or ERR_PTR with it let go. */
+static struct scire_mr *scire_mr_checked(struct scire_mr *mr,
+					 struct scire_pd *pd, u32 key,
+					 u64 iova, u64 len, int access)
+{
+	int ret = scire_mr_check(mr, pd, key, iova, len, access);
+
+	if (ret) {
+		scire_mr_put(mr);
+		return ERR_PTR(ret);
+	}
+	return mr;
+}
+
 /**
  * scire_mr_lookup() - decide whether an access is allowed, and hold the MR.
  * @pd: the PD of the QP making (local) or receiving (remote) the access.
@@ -378,36 +415,21 @@ struct scire_mr *scire_mr_lookup(struct scire_pd *pd, u32 key, bool remote,
 				 u64 iova, u64 len, int access)
 {
 	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	struct scire_mw_entry *ent;
 	struct scire_mr *mr;
-	void *entry;
 	int ret;
 
 	rcu_read_lock();
-	entry = xa_load(&sdev->mr_xa, key >> 8);
-	if (!entry) {
-		rcu_read_unlock();
-		return ERR_PTR(-EINVAL);
-	}
-	if (xa_pointer_tag(entry) == SCIRE_KEY_MW) {
-		mr = remote ? scire_mw_resolve(xa_untag_pointer(entry), pd, key,
-					       iova, len, access) :
+	ret = scire_key_entry(sdev, key, &mr, &ent);
+	if (!ret && ent)
+		mr = remote ? scire_mw_resolve(ent, pd, key, iova, len, access) :
 			      ERR_PTR(-EINVAL);
-		rcu_read_unlock();
-		return mr;
-	}
-	mr = xa_untag_pointer(entry);
-	if (!refcount_inc_not_zero(&mr->ref)) {
-		rcu_read_unlock();
-		return ERR_PTR(-EINVAL);
-	}
 	rcu_read_unlock();
-
-	ret = scire_mr_check(mr, pd, key, iova, len, access);
-	if (ret) {
-		scire_mr_put(mr);
+	if (ret)
 		return ERR_PTR(ret);
-	}
-	return mr;
+	if (ent)
+		return mr;
+	return scire_mr_checked(mr, pd, key, iova, len, access);
 }
 
 /**
@@ -432,29 +454,18 @@ struct scire_mr *scire_mr_lookup_region(struct scire_pd *pd, u32 rkey,
 					int access)
 {
 	struct scire_dev *sdev = to_sdev(pd->ibpd.device);
+	struct scire_mw_entry *ent;
 	struct scire_mr *mr;
-	void *entry;
 	int ret;
 
 	rcu_read_lock();
-	entry = xa_load(&sdev->mr_xa, rkey >> 8);
-	if (!entry || xa_pointer_tag(entry) == SCIRE_KEY_MW) {
-		rcu_read_unlock();
-		return ERR_PTR(entry ? -EACCES : -EINVAL);
-	}
-	mr = xa_untag_pointer(entry);
-	if (!refcount_inc_not_zero(&mr->ref)) {
-		rcu_read_unlock();
-		return ERR_PTR(-EINVAL);
-	}
+	ret = scire_key_entry(sdev, rkey, &mr, &ent);
 	rcu_read_unlock();
-
-	ret = scire_mr_check(mr, pd, rkey, READ_ONCE(mr->iova), 0, access);
-	if (ret) {
-		scire_mr_put(mr);
+	if (ret)
 		return ERR_PTR(ret);
-	}
-	return mr;
+	if (ent)
+		return ERR_PTR(-EACCES);
+	return scire_mr_checked(mr, pd, rkey, READ_ONCE(mr->iova), 0, access);
 }
 
 /*
