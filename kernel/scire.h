@@ -191,6 +191,23 @@ enum scire_rewind_reason {
 };
 
 /**
+ * struct scire_dgid_cache - one CPU's memory of the last destination GID
+ * the port's GID table held, so that a stream of packets to one address
+ * looks it up once. Read and written by the receive path with BHs off.
+ * @gid:	the GID.
+ * @ifindex:	the interface the packet came in on.
+ * @gen:	scire_dev.gid_gen when it was looked up; a GID added or deleted
+ *		since makes the entry stale.
+ * @valid:	@gid holds a GID that was found.
+ */
+struct scire_dgid_cache {
+	union ib_gid gid;
+	int ifindex;
+	u32 gen;
+	bool valid;
+};
+
+/**
  * struct scire_stats - one CPU's share of a device's counters.
  * @cnt: indexed by enum scire_counter.
  */
@@ -432,6 +449,10 @@ struct scire_ib_pma_base {
  * @dm_lock:	protects @dm_freed.
  * @dm_freed:	struct scire_dm_freed of DMs freed while still mapped.
  * @stats:	per-CPU counters (scire_stats.c).
+ * @gid_gen:	RoCE: bumped by every GID the core adds to or deletes from
+ *		the port's table (scire_add_gid(), scire_del_gid()).
+ * @dgid_cache:	RoCE: per CPU, the last destination GID found in the table
+ *		for a received packet (scire_net.c).
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -473,6 +494,8 @@ struct scire_dev {
 	struct mutex dm_lock;	/* see above */
 	struct list_head dm_freed;
 	struct scire_stats __percpu *stats;
+	atomic_t gid_gen;
+	struct scire_dgid_cache __percpu *dgid_cache;
 };
 
 /*

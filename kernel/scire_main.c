@@ -84,6 +84,25 @@ static void scire_dealloc_driver(struct ib_device *ibdev)
 	scire_dm_release_freed(sdev);
 	mutex_destroy(&sdev->dm_lock);
 	free_percpu(sdev->stats);
+	free_percpu(sdev->dgid_cache);
+}
+
+/*
+ * The core tells a RoCE driver of every GID it adds to or deletes from
+ * the port's table; the receive path's cache of its last lookup
+ * (scire_rcv_dgid_ok()) is stale from then on. A deleted entry is already
+ * out of reach of lookups when the core calls del_gid.
+ */
+static int scire_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	atomic_inc(&to_sdev(attr->device)->gid_gen);
+	return 0;
+}
+
+static int scire_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	atomic_inc(&to_sdev(attr->device)->gid_gen);
+	return 0;
 }
 
 static const struct ib_device_ops scire_dev_ops = {
@@ -91,6 +110,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SCIRE_UVERBS_ABI_VERSION,
 
+	.add_gid = scire_add_gid,
 	.alloc_dm = scire_alloc_dm,
 	.alloc_hw_port_stats = scire_alloc_hw_port_stats,
 	.alloc_mr = scire_alloc_mr,
@@ -108,6 +128,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
 	.dealloc_ucontext = scire_dealloc_ucontext,
+	.del_gid = scire_del_gid,
 	.dereg_mr = scire_dereg_mr,
 	.destroy_ah = scire_destroy_ah,
 	.destroy_cq = scire_destroy_cq,
@@ -252,7 +273,8 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 	INIT_LIST_HEAD(&sdev->dm_freed);
 	atomic_set(&sdev->num_ah, 0);
 	sdev->stats = alloc_percpu(struct scire_stats);
-	if (!sdev->stats) {
+	sdev->dgid_cache = alloc_percpu(struct scire_dgid_cache);
+	if (!sdev->stats || !sdev->dgid_cache) {
 		ret = -ENOMEM;
 		goto err_dealloc;
 	}

@@ -342,12 +342,15 @@ static bool scire_rcv_l3_ok(const struct sk_buff *skb, bool *ipv6)
  * The destination IP must be a RoCEv2 GID of this device on the interface
  * the packet came in on: the host may accept packets for any of its
  * addresses on any interface, but a QP is only reachable through its own.
+ * Context: BHs off (the per-CPU cache is this CPU's alone).
  */
 static bool scire_rcv_dgid_ok(struct scire_dev *sdev,
 			      const struct sk_buff *skb, bool ipv6,
 			      union ib_gid *dgid, bool *mcast)
 {
+	struct scire_dgid_cache *cache;
 	const struct ib_gid_attr *attr;
+	u32 gen;
 
 	if (ipv6)
 		memcpy(dgid, &ipv6_hdr(skb)->daddr, sizeof(*dgid));
@@ -359,11 +362,26 @@ static bool scire_rcv_dgid_ok(struct scire_dev *sdev,
 	if (*mcast)
 		return true;
 
+	/*
+	 * The table lookup takes its lock and walks the table: remember the
+	 * last hit per CPU, until a GID comes or goes. The generation is read
+	 * before the lookup, so a GID deleted meanwhile leaves a stale entry.
+	 */
+	cache = this_cpu_ptr(sdev->dgid_cache);
+	gen = atomic_read(&sdev->gid_gen);
+	if (cache->valid && cache->gen == gen &&
+	    cache->ifindex == skb->dev->ifindex &&
+	    !memcmp(&cache->gid, dgid, sizeof(*dgid)))
+		return true;
 	attr = rdma_find_gid_by_port(&sdev->ibdev, dgid,
 				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, skb->dev);
 	if (IS_ERR(attr))
 		return false;
 	rdma_put_gid_attr(attr);
+	cache->gid = *dgid;
+	cache->ifindex = skb->dev->ifindex;
+	cache->gen = gen;
+	cache->valid = true;
 	return true;
 }
 
