@@ -406,7 +406,12 @@ struct atmpl {
 struct mtmpl {
 	const char *name;
 	uint16_t obj, method;
-	uint8_t destroys;	/* the A_IDR attribute 0 is destroyed */
+	/*
+	 * 1: the A_IDR attribute 0 is destroyed; 2: it lives on but changes
+	 * under its holder (a resized ring). Either keeps off libibverbs'
+	 * objects.
+	 */
+	uint8_t destroys;
 	struct atmpl a[14];
 };
 
@@ -460,6 +465,10 @@ static const struct mtmpl methods[] = {
 		{ UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, A_OUT, 0, 4 },
 		UHW,
 		{ UVERBS_ATTR_UHW_OUT, A_UHW_OUT, 0, sizeof(struct scire_create_srq_resp) } } },
+	{ "SRQ resize", UVERBS_OBJECT_SRQ, SCIRE_METHOD_SRQ_RESIZE, 2, {
+		{ SCIRE_ATTR_SRQ_RESIZE_HANDLE, A_IDR, UVERBS_OBJECT_SRQ, 0 },
+		{ SCIRE_ATTR_SRQ_RESIZE_MAX_WR, A_U32, 0, 4 },
+		{ SCIRE_ATTR_SRQ_RESIZE_RESP, A_OUT, 0, sizeof(struct scire_create_srq_resp) } } },
 	{ "SRQ_DESTROY", UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_DESTROY, 1, {
 		{ UVERBS_ATTR_DESTROY_SRQ_HANDLE, A_IDR, UVERBS_OBJECT_SRQ, 0 },
 		{ UVERBS_ATTR_DESTROY_SRQ_RESP, A_OUT, 0, 4 } } },
@@ -882,7 +891,7 @@ static void act_raw_method(void)
 	ret = raw_ioctl(ctx->cmd_fd, &c, n, broken && t_one_in(8));
 	if (ret)
 		return;
-	if (m->destroys && !broken) {
+	if (m->destroys == 1 && !broken) {
 		int k;
 
 		for (k = 0; k < NRAW; k++)
@@ -1455,6 +1464,8 @@ static void v_srq(void)
 		sa.max_wr = t_one_in(3) ? nasty32() : t_rand_below(200);
 		sa.srq_limit = t_one_in(3) ? nasty32() : t_rand_below(200);
 		verb(ibv_modify_srq(srqs[i], &sa, t_one_in(4) ? nasty32() : t_rand_range(0, 3)));
+		/* IBV_SRQ_MAX_WR maps a new ring and unmaps the old one. */
+		maps_dirty = 1;
 		break;
 	case 1:
 		step("query_srq");
