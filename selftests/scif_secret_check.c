@@ -19,6 +19,9 @@
  *	scif_cm_auth; the proofs as scif_auth_proof() makes them). HOW:
  *	  plain          a request without a nonce (an older node, or one
  *	                 without the secret)
+ *	  plain-data     the same, then DATA "spoofed-ok" once established
+ *	                 (a host without the secret that a node without one
+ *	                 takes)
  *	  proof SECRET   a nonce; checks the reply's proof with SECRET and
  *	                 sends its own, then DATA "forged-ok"; prints "nonce
  *	                 HEX proof HEX" for a replay
@@ -320,7 +323,7 @@ static int forge(char **argv, int argc)
 	priv.dst_port = htons(dport);
 	param.private_data = &priv;
 	param.private_data_len = CM_AUTH_REQ_LEN;
-	if (!strcmp(how, "plain")) {
+	if (!strcmp(how, "plain") || !strcmp(how, "plain-data")) {
 		param.private_data_len = 16;
 	} else if (!strcmp(how, "replay")) {
 		if (argc < 9 || unhex(argv[7], priv.nonce, NONCE_LEN) ||
@@ -333,7 +336,7 @@ static int forge(char **argv, int argc)
 		fprintf(stderr, "proof SECRET\n");
 		return 1;
 	}
-	if (strcmp(how, "plain")) {
+	if (strcmp(how, "plain") && strcmp(how, "plain-data")) {
 		priv.flags = SCIF_CM_F_AUTH;
 		if (strcmp(how, "replay"))
 			RAND_bytes(priv.nonce, NONCE_LEN);
@@ -394,6 +397,8 @@ static int forge(char **argv, int argc)
 		send_msg(id, mr, MSG_AUTH, old_proof, MAC_LEN);
 	} else if (!strcmp(how, "data")) {
 		send_msg(id, mr, MSG_DATA, "no-proof", 8);
+	} else if (!strcmp(how, "plain-data")) {
+		send_msg(id, mr, MSG_DATA, "spoofed-ok", 10);
 	}
 	type = next_event(ch, 15000, NULL, NULL);
 	printf("established, server proof %s, then %s\n", server_proof,
