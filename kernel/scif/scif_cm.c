@@ -9,6 +9,7 @@
  */
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <rdma/ib_cm.h>
 
@@ -79,6 +80,36 @@ unsigned int scif_max_pending_node = SCIF_MAX_BACKLOG;
 module_param_named(max_pending_node, scif_max_pending_node, uint, 0644);
 MODULE_PARM_DESC(max_pending_node,
 		 "connection requests one remote node may have queued on a node's listeners, all ports together (default 1024)");
+
+unsigned int scif_cm_rate = SCIF_CM_RATE;
+unsigned int scif_cm_burst = SCIF_CM_BURST;
+
+static int scif_cm_rate_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, SCIF_CM_RATE_MAX);
+}
+
+static int scif_cm_burst_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, SCIF_CM_RATE_MAX);
+}
+
+static const struct kernel_param_ops scif_cm_rate_ops = {
+	.set = scif_cm_rate_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops scif_cm_burst_ops = {
+	.set = scif_cm_burst_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(cm_rate, &scif_cm_rate_ops, &scif_cm_rate, 0644);
+MODULE_PARM_DESC(cm_rate,
+		 "connection requests a second one remote node may send this host, after a burst of cm_burst; more are refused at once (0: no limit; default 1000, at most 1000000)");
+module_param_cb(cm_burst, &scif_cm_burst_ops, &scif_cm_burst, 0644);
+MODULE_PARM_DESC(cm_burst,
+		 "connection requests one remote node may send at once before cm_rate applies (1 to 1000000, default 1024)");
 
 /*
  * Count one more request from @node queued on @sn's listeners. Called
@@ -157,6 +188,22 @@ static int scif_cm_request(struct scif_net *sn, struct rdma_cm_id *id,
 				     be16_to_cpu(priv->src_node),
 				     &id->route.addr.dst_addr);
 		return -EACCES;
+	}
+	/*
+	 * A node sending requests faster than cm_rate (or a host spoofing
+	 * its address) is refused before anything is allocated for them;
+	 * other nodes' requests are not held up by it. Loopback requests
+	 * come from this node's own namespace and are not limited.
+	 */
+	if (be16_to_cpu(priv->src_node) != self &&
+	    !scif_node_cm_admit(be16_to_cpu(priv->src_node))) {
+		atomic64_inc(&scif_cm_rate_limited);
+		net_warn_ratelimited("scire_scif: connection request from node %u (%pISc) refused: over cm_rate (%u a second, burst %u)\n",
+				     be16_to_cpu(priv->src_node),
+				     &id->route.addr.dst_addr,
+				     READ_ONCE(scif_cm_rate),
+				     READ_ONCE(scif_cm_burst));
+		return -EBUSY;
 	}
 	/*
 	 * With a secret, only a request that brings a nonce goes on (the

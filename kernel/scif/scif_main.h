@@ -67,6 +67,10 @@
 #define SCIF_DISC_TIMEOUT	(6 * HZ)
 #define SCIF_MAX_NODE		0xfffe	/* node ids 0 .. SCIF_MAX_NODE */
 #define SCIF_MAX_BACKLOG	1024
+/* Connection requests per remote node (scif_node_cm_admit()) */
+#define SCIF_CM_RATE		1000	/* default of cm_rate, a second */
+#define SCIF_CM_BURST		1024	/* default of cm_burst */
+#define SCIF_CM_RATE_MAX	1000000	/* bound of both */
 
 /* The node table's shared secret (scif_auth.c) */
 #define SCIF_AUTH_SECRET_MAX	64	/* bytes */
@@ -90,6 +94,10 @@ int scif_node_check_peer(struct net *net, u16 claimed,
 extern atomic64_t scif_cm_rejected;
 extern unsigned int scif_max_pending_node;
 extern atomic64_t scif_auth_failed;
+bool scif_node_cm_admit(u16 id);
+extern atomic64_t scif_cm_rate_limited;
+extern unsigned int scif_cm_rate;
+extern unsigned int scif_cm_burst;
 
 /* --- per network namespace (scif_main.c) -------------------------------------- */
 

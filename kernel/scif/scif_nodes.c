@@ -35,12 +35,19 @@
  * @spdev: what SCIF clients are given
  * @addr: its address; family AF_UNSPEC until one is written
  * @list: on scif_nodes
+ * @cm_tokens: the node's token bucket for connection requests it sends
+ *	this host (scif_node_cm_admit()), in 1/HZ of a request
+ * @cm_last: jiffies when @cm_tokens was last brought up to date
+ * @cm_used: the bucket has been used (before that it counts as full)
  */
 struct scif_node {
 	struct config_group group;
 	struct scif_peer_dev spdev;
 	struct sockaddr_storage addr;
 	struct list_head list;
+	u64 cm_tokens;
+	unsigned long cm_last;
+	bool cm_used;
 };
 
 static DEFINE_MUTEX(scif_nodes_lock);	/* the list, addresses and clients */
@@ -252,6 +259,69 @@ int scif_node_check_peer(struct net *net, u16 claimed,
 	return ret;
 }
 
+/*
+ * Bring @node's bucket up to date and take one request from it. Tokens are
+ * kept in 1/HZ of a request, so that each jiffy adds @rate of them and a
+ * request costs HZ. A bucket idle long enough to fill is simply full: the
+ * product elapsed * rate then stays below 2^50 for the parameters' bounds.
+ */
+static bool scif_node_take_token(struct scif_node *node, unsigned int rate,
+				 unsigned int burst)
+{
+	u64 cap = (u64)burst * HZ;
+	unsigned long now = jiffies, elapsed = now - node->cm_last;
+
+	lockdep_assert_held(&scif_nodes_lock);
+	if (!node->cm_used || elapsed >= (unsigned long)HZ * (burst / rate + 1))
+		node->cm_tokens = cap;
+	else
+		node->cm_tokens = min(cap, node->cm_tokens + (u64)elapsed * rate);
+	node->cm_used = true;
+	node->cm_last = now;
+	if (node->cm_tokens < HZ)
+		return false;
+	node->cm_tokens -= HZ;
+	return true;
+}
+
+/**
+ * scif_node_cm_admit() - may one more connection request of a node be
+ * looked at
+ * @id: the node the request comes from, already found to be the node of
+ *	the address it came from (scif_node_check_peer())
+ *
+ * Each node of the table has a token bucket for the connection requests
+ * (IBA CM REQs through rdma_cm) it sends this host's nodes, all ports and
+ * namespaces together: module parameter cm_burst of them at once, then
+ * cm_rate a second. A node that sends more, or whoever spoofs its
+ * address, is refused at once, before an endpoint is allocated; other
+ * nodes' requests go on. cm_rate 0 turns the limit off.
+ *
+ * Context: process (the rdma_cm listener's handler); takes scif_nodes_lock.
+ * Return: true if the request may go on (also when the limit is off, or
+ * @id is not in the table: only this namespace's own node, which loopback
+ * requests claim), false if @id is over its rate.
+ */
+bool scif_node_cm_admit(u16 id)
+{
+	unsigned int rate = READ_ONCE(scif_cm_rate);
+	unsigned int burst = max(READ_ONCE(scif_cm_burst), 1U);
+	struct scif_node *node;
+	bool ok = true;
+
+	if (!rate)
+		return true;
+	mutex_lock(&scif_nodes_lock);
+	list_for_each_entry(node, &scif_nodes, list) {
+		if (node->spdev.dnode == id) {
+			ok = scif_node_take_token(node, rate, burst);
+			break;
+		}
+	}
+	mutex_unlock(&scif_nodes_lock);
+	return ok;
+}
+
 static int scif_cmp_u16(const void *a, const void *b)
 {
 	return *(const u16 *)a - *(const u16 *)b;
@@ -456,6 +526,21 @@ static ssize_t scif_subsys_auth_failed_show(struct config_item *item, char *page
 CONFIGFS_ATTR_RO(scif_subsys_, auth_failed);
 
 /*
+ * /sys/kernel/config/scif/cm_rate_limited: connection requests refused
+ * since the module was loaded because their node had sent more than its
+ * rate (module parameters cm_rate and cm_burst, scif_node_cm_admit()), in
+ * every namespace.
+ */
+atomic64_t scif_cm_rate_limited = ATOMIC64_INIT(0);
+
+static ssize_t scif_subsys_cm_rate_limited_show(struct config_item *item, char *page)
+{
+	return sysfs_emit(page, "%lld\n", atomic64_read(&scif_cm_rate_limited));
+}
+
+CONFIGFS_ATTR_RO(scif_subsys_, cm_rate_limited);
+
+/*
  * /sys/kernel/config/scif/secret: the node table's shared secret, 1 to
  * SCIF_AUTH_SECRET_MAX bytes; one trailing newline is not part of it, and
  * writing nothing else clears it. Write-only (mode 0200, no show: configfs
@@ -478,6 +563,7 @@ CONFIGFS_ATTR_WO(scif_subsys_, secret);
 static struct configfs_attribute *scif_subsys_attrs[] = {
 	&scif_subsys_attr_cm_rejected,
 	&scif_subsys_attr_auth_failed,
+	&scif_subsys_attr_cm_rate_limited,
 	&scif_subsys_attr_secret,
 	NULL,
 };
