@@ -25,6 +25,15 @@
  *	rejected, 2 if established (the request was taken), 1 on any other
  *	outcome.
  *
+ *   scif_peer_check flood SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT SECONDS STOPFILE
+ *	The forge request again and again, one after the other, as fast as
+ *	they go (an rdma_cm ID each, without a QP: they are meant to be
+ *	refused), for SECONDS at most and until the file STOPFILE exists,
+ *	each waited for at most 10 s. Prints "flooding" after the first
+ *	answer, then "flood: N sent, R rejected, E established, X other in
+ *	S s". Exits 0 if every request was answered and none established, 2
+ *	if one was established, 1 otherwise.
+ *
  *   scif_peer_check connect NODE PORT
  *	A libscif client of this namespace's node: scif_connect() to
  *	NODE:PORT. Prints "connected" (exit 0) or "refused: ERRNO-TEXT"
@@ -54,7 +63,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
@@ -350,6 +362,97 @@ out:
 	return ret;
 }
 
+/* The next event of @ch within @ms; its type, or -1. */
+static int next_event_ms(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int type;
+
+	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
+		return -1;
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	return type;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int flood(char **argv)
+{
+	long sent = 0, rejected = 0, established = 0, other = 0;
+	struct sockaddr_storage src, dst;
+	struct rdma_conn_param param = {};
+	struct scif_cm_priv priv = {};
+	struct rdma_event_channel *ch;
+	double start, limit = atof(argv[6]);
+	const char *stop = argv[7];
+	struct rdma_cm_id *id;
+	struct stat st;
+	int type;
+
+	if (get_addr(argv[0], 0, &src) || get_addr(argv[1], atoi(argv[2]), &dst))
+		return 1;
+	priv.magic = htonl(SCIF_CM_MAGIC);
+	priv.version = SCIF_CM_VERSION;
+	priv.src_node = htons((uint16_t)atoi(argv[3]));
+	priv.src_port = htons(4243);
+	priv.dst_node = htons((uint16_t)atoi(argv[4]));
+	priv.dst_port = htons((uint16_t)atoi(argv[5]));
+	param.private_data = &priv;
+	param.private_data_len = sizeof(priv);
+	param.responder_resources = 1;
+	param.initiator_depth = 1;
+	param.retry_count = 3;
+	param.rnr_retry_count = 3;
+	param.qp_num = 0x1234;	/* no QP: nothing is meant to be taken */
+	ch = rdma_create_event_channel();
+	if (!ch) {
+		perror("rdma_create_event_channel");
+		return 1;
+	}
+	start = now_s();
+	while (now_s() - start < limit && stat(stop, &st)) {
+		if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+			perror("rdma_create_id");
+			break;
+		}
+		type = -1;
+		if (!rdma_resolve_addr(id, (struct sockaddr *)&src,
+				       (struct sockaddr *)&dst, TIMEOUT_MS) &&
+		    next_event_ms(ch, 10000) == RDMA_CM_EVENT_ADDR_RESOLVED &&
+		    !rdma_resolve_route(id, TIMEOUT_MS) &&
+		    next_event_ms(ch, 10000) == RDMA_CM_EVENT_ROUTE_RESOLVED &&
+		    !rdma_connect(id, &param)) {
+			sent++;
+			type = next_event_ms(ch, 10000);
+		}
+		if (type == RDMA_CM_EVENT_REJECTED)
+			rejected++;
+		else if (type == RDMA_CM_EVENT_ESTABLISHED)
+			established++;
+		else
+			other++;
+		if (sent + other == 1) {
+			printf("flooding\n");
+			fflush(stdout);
+		}
+		rdma_destroy_id(id);
+	}
+	printf("flood: %ld sent, %ld rejected, %ld established, %ld other in %.1f s\n",
+	       sent, rejected, established, other, now_s() - start);
+	rdma_destroy_event_channel(ch);
+	if (established)
+		return 2;
+	return sent && !other ? 0 : 1;
+}
+
 static int connect_one(int node, int port)
 {
 	struct scif_port_id dst = { .node = (uint16_t)node, .port = (uint16_t)port };
@@ -399,14 +502,17 @@ int main(int argc, char **argv)
 		return limits(atoi(argv[2]));
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc == 10 && !strcmp(argv[1], "flood"))
+		return flood(argv + 2);
 	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "forge"))
 		return forge(argv + 2, argc == 9 && !strcmp(argv[8], "magic"));
 	fprintf(stderr, "usage: %s listen PORT SECONDS\n"
 		"       %s hold PORT NPORTS BACKLOG SECONDS\n"
 		"       %s forge SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT [magic]\n"
+		"       %s flood SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT SECONDS STOPFILE\n"
 		"       %s connect NODE PORT\n"
 		"       %s limits PORT\n"
 		"       %s nodes\n",
-		argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
 	return 1;
 }
