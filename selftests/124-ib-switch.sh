@@ -13,9 +13,13 @@
 # perfquery reads the switch's ports; ibv_rc_pingpong and ibv_ud_pingpong
 # over LIDs between two hosts; IPoIB: ping between every pair (ARP goes
 # through the broadcast group's MFT) and 1 MiB over TCP with byte count
-# and SHA-256 compared; ibqueryerrors finds no errors; a host's cable cut
-# takes its switch port down, opensm hears trap 128, and the port comes
-# back ACTIVE with the cable.
+# and SHA-256 compared; ibqueryerrors finds no errors; partitions: opensm
+# puts a and b in 0x8001 and leaves c out, the switch enforces P_Keys at
+# its ports, IPoIB children of 0x8001 on a and b ping each other, c's
+# gets no carrier and reaches nobody, and datagrams of 0x8001 from a to c
+# die at the switch (PortXmitConstraintErrors of c's port), not at c; a
+# host's cable cut takes its switch port down, opensm hears trap 128, and
+# the port comes back ACTIVE with the cable.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
@@ -100,7 +104,12 @@ grep -q "^Guid:\.*$(guid_of c)" <<<"$ni" || fail "NodeInfo at 0,1,3 is not swsc'
 echo "ok: directed-route SMPs to the switch and through it to port 3"
 
 # --- opensm ---------------------------------------------------------------------
-opensm -g "$(guid_of a)" -f "$work/opensm.log" >"$work/opensm.out" 2>&1 &
+# Partition 0x0001 (0x8001 for full members) takes a and b, not c.
+cat >"$work/partitions.conf" <<EOF
+Default=0x7fff, ipoib : ALL=full ;
+ab=0x0001, ipoib : $(guid_of a)=full, $(guid_of b)=full ;
+EOF
+opensm -g "$(guid_of a)" -P "$work/partitions.conf" -f "$work/opensm.log" >"$work/opensm.out" 2>&1 &
 osm_pid=$!
 for h in $hosts; do
 	wait_for 90 ib_port_is "sws$h" Active ||
@@ -263,6 +272,93 @@ grep -q "^Errors for .*scire-ibswitch" <<<"$qe" &&
 	fail "ibqueryerrors finds errors at the switch of a healthy fabric:"$'\n'"$qe"
 grep -q "^Errors for" <<<"$qe" && echo "note: ibqueryerrors, hosts' ports:"$'\n'"$qe"
 echo "ok: ibqueryerrors finds no errors at the switch's ports"
+
+# --- partitions ----------------------------------------------------------------------
+# opensm copies each CA's P_Key table to the switch port facing it and
+# turns on that port's enforcement both ways: port 3 (c) holds the
+# default partition only.
+pi=$(smpquery -C swsa portinfo "$swlid" 3) || fail "PortInfo of switch port 3 failed"
+grep -q "^PartEnforceInb:\.*1" <<<"$pi" && grep -q "^PartEnforceOutb:\.*1" <<<"$pi" ||
+	fail "opensm did not turn on partition enforcement at switch port 3:"$'\n'"$pi"
+pk=$(smpquery -C swsa pkeys "$swlid" 3) || fail "P_KeyTable of switch port 3 failed"
+grep -qi "0x8001" <<<"$pk" && fail "switch port 3 (c, no member of 0x8001) holds 0x8001:"$'\n'"$pk"
+grep -qi "0x8001" <<<"$(smpquery -C swsa pkeys "$swlid" 1)" ||
+	fail "switch port 1 (a, a member of 0x8001) does not hold 0x8001"
+for h in $hosts; do
+	i=$(ipoib_if "$h")
+	in_ns "sw-$h" ip link add link "$i" name "$i.8001" type ipoib pkey 0x8001 ||
+		fail "cannot add P_Key child $i.8001 in sw-$h"
+	in_ns "sw-$h" ip addr add "10.95.0.$(($(printf %d "'$h") - 96))/24" dev "$i.8001"
+	in_ns "sw-$h" ip link set "$i.8001" up
+done
+for h in a b; do
+	wait_for 30 ipoib_carrier "sw-$h" "$(ipoib_if "$h").8001" ||
+		fail "no carrier on $(ipoib_if "$h").8001 in sw-$h, a member of 0x8001"
+done
+in_ns sw-a ping -c 2 -i 0.3 -W 5 10.95.0.2 >"$work/ping" ||
+	fail "partition 0x8001: no ping a -> b:"$'\n'"$(cat "$work/ping")"$'\n'"$(fabric_state)"
+ipoib_carrier sw-c "$(ipoib_if c).8001" && fail "c's 0x8001 child has a carrier, though c is no member"
+for h in a b; do
+	in_ns "sw-$h" ping -c 1 -W 2 10.95.0.3 >/dev/null 2>&1 &&
+		fail "partition 0x8001: $h reached c, which is no member"
+done
+echo "ok: partition 0x8001 (a, b): children ping each other; c's child has no carrier and is not reached"
+
+# Datagrams of 0x8001 from a to c's IPoIB QP: without the switch's
+# outbound check at port 3 they would reach c and count there.
+if python3 -c 'import pyverbs' 2>/dev/null; then
+	cxmit() { perfquery -C swsa "$swlid" 3 | sed -n 's/^PortXmitConstraintErrors:\.*//p'; }
+	cviol() { smpquery -C swsc -D portinfo 0 | sed -n 's/^PkeyViolations:\.*//p'; }
+	idx=''
+	for f in /sys/class/infiniband/swsa/ports/1/pkeys/*; do
+		[ "$(cat "$f")" = 0x8001 ] && idx=${f##*/}
+	done
+	[ -n "$idx" ] || fail "swsa's P_Key table has no 0x8001: $(cat /sys/class/infiniband/swsa/ports/1/pkeys/*)"
+	qpn=$((16#$(in_ns sw-c cat "/sys/class/net/$(ipoib_if c)/address" | cut -d: -f2-4 | tr -d :)))
+	x0=$(cxmit) && v0=$(cviol) || fail "cannot read switch port 3's counters or swsc's PortInfo"
+	n=20
+	python3 - swsa "$lc" "$qpn" "$idx" "$n" <<'PY' || fail "the 0x8001 sender failed"
+import sys
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
+
+dev = sys.argv[1]
+dlid, qpn, idx, n = (int(a) for a in sys.argv[2:6])
+ctx = Context(name=dev)
+pd = PD(ctx)
+cq = CQ(ctx, 8)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=1)))
+attr = QPAttr()
+attr.qkey = 0xb1b
+attr.pkey_index = idx
+attr.port_num = 1
+qp.to_rts(attr)
+mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+ah = AH(pd, attr=AHAttr(dlid=dlid, port_num=1))
+for _ in range(n):
+    wr = SendWR(num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)])
+    wr.set_wr_ud(ah, qpn, 0xb1b)
+    qp.post_send(wr)
+    while True:
+        got, wcs = cq.poll()
+        if got:
+            break
+    if wcs[0].status != e.IBV_WC_SUCCESS:
+        sys.exit(f'send completed with status {wcs[0].status}')
+PY
+	wait_for 10 test "$(cxmit)" -ge $((x0 + n)) ||
+		fail "PortXmitConstraintErrors of switch port 3 went from $x0 to $(cxmit), want +$n for $n datagrams of 0x8001 to c"$'\n'"$(fabric_state)"
+	[ "$(cviol)" = "$v0" ] || fail "swsc's P_KeyViolations went from $v0 to $(cviol): 0x8001 got past the switch"
+	in_ns sw-b ping -c 1 -W 5 10.95.0.1 >/dev/null || fail "partition 0x8001: no ping b -> a after the dropped datagrams"
+	echo "ok: $n datagrams of 0x8001 from a to c dropped at switch port 3 (PortXmitConstraintErrors $x0 -> $(cxmit)), none reached c"
+fi
 
 # --- a cable cut ---------------------------------------------------------------------
 ip -n sw-c link set eth down
