@@ -26,8 +26,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 for p in opensm ibstat smpquery ibnetdiscover ibtracert ibroute saquery perfquery \
-	ibqueryerrors ibv_rc_pingpong ibv_ud_pingpong ping python3; do
-	command -v "$p" >/dev/null || skip "$p not installed (opensm, infiniband-diags, ibverbs-utils)"
+	ibqueryerrors ibv_rc_pingpong ibv_ud_pingpong rping ib_write_bw ib_send_lat ping python3; do
+	command -v "$p" >/dev/null || skip "$p not installed (opensm, infiniband-diags, ibverbs-utils, rdmacm-utils, perftest)"
 done
 switch=$(command -v scire-ibswitch || echo "$SCIRE_BUILD/tools/ibswitch/scire-ibswitch")
 [ -x "$switch" ] || skip "no scire-ibswitch (make)"
@@ -228,6 +228,31 @@ for h in $hosts; do
 done
 echo "ok: IPoIB: ping between every pair of hosts (ARP through the broadcast group's MFT)"
 
+# --- rdma_cm and perftest across the switch ------------------------------------------
+t0=$SECONDS
+# rping by the IPoIB addresses (rdma_cm, ib_cm, SA path records), b to
+# a; perftest over LIDs (no -x: LID address handles), c to a, the TCP
+# exchange over the bridge.
+out=$(pair_run_ns 60 cm:7174 sw-a sw-b \
+	rping -s -a "$(ipoib_ip a)" -C 10 -S 4000 -V -- \
+	rping -c -a "$(ipoib_ip a)" -C 10 -S 4000 -v -V) ||
+	fail "rping b -> a over IPoIB addresses:"$'\n'"$out"$'\n'"$(fabric_state)"
+printf '%s\n' "$out" >"$work/rping"
+why=$(rping_verify "$work/rping" "ping data: " 10 4000) || fail "rping b -> a: $why"
+echo "ok: rping -v -V from b to a's IPoIB address through the switch: 10 pings of 4000 bytes verified ($((SECONDS - t0)) s)"
+port=18600
+for t in "ib_write_bw -s 16384 -n 100" "ib_send_lat -s 2 -n 100"; do
+	read -ra cmd <<<"$t"
+	port=$((port + 1))
+	out=$(pair_run_ns 60 "tcp:$port" sw-a sw-c "${cmd[@]}" -d swsa -F -p "$port" -- \
+		"${cmd[@]}" -d swsc -F -p "$port" "$(ip_of a)") ||
+		fail "$t from c to a:"$'\n'"$out"$'\n'"$(fabric_state)"
+	grep -Eq "Link type +: IB" <<<"$out" && grep -Eq "remote address: LID 0x0*[1-9a-f]" <<<"$out" ||
+		fail "$t: not IB and LIDs in perftest's output:"$'\n'"$out"
+	line=$(perftest_verify "$out" "${cmd[2]}" "${cmd[4]}") || fail "$t from c to a: $line"$'\n'"$out"
+	echo "ok: $t from c to a over LIDs: $line ($((SECONDS - t0)) s)"
+done
+
 # Under TCG a starved VM can miss three HELLOs; say so if it happened.
 flaps=$(grep -c "link down" "$work/switch.log")
 [ "$flaps" = 0 ] || echo "note: the switch saw $flaps link downs so far: $(grep "link down" "$work/switch.log" | tail -3 | tr '\n' ' ')"
@@ -274,6 +299,7 @@ grep -q "^Errors for" <<<"$qe" && echo "note: ibqueryerrors, hosts' ports:"$'\n'
 echo "ok: ibqueryerrors finds no errors at the switch's ports"
 
 # --- partitions ----------------------------------------------------------------------
+t0=$SECONDS
 # opensm copies each CA's P_Key table to the switch port facing it and
 # turns on that port's enforcement both ways: port 3 (c) holds the
 # default partition only.
@@ -302,7 +328,7 @@ for h in a b; do
 	in_ns "sw-$h" ping -c 1 -W 2 10.95.0.3 >/dev/null 2>&1 &&
 		fail "partition 0x8001: $h reached c, which is no member"
 done
-echo "ok: partition 0x8001 (a, b): children ping each other; c's child has no carrier and is not reached"
+echo "ok: partition 0x8001 (a, b): children ping each other; c's child has no carrier and is not reached ($((SECONDS - t0)) s)"
 
 # Datagrams of 0x8001 from a to c's IPoIB QP: without the switch's
 # outbound check at port 3 they would reach c and count there.
@@ -353,11 +379,12 @@ for _ in range(n):
     if wcs[0].status != e.IBV_WC_SUCCESS:
         sys.exit(f'send completed with status {wcs[0].status}')
 PY
-	wait_for 10 test "$(cxmit)" -ge $((x0 + n)) ||
+	cxmit_ge() { [ "$(cxmit)" -ge "$1" ]; }
+	wait_for 10 cxmit_ge $((x0 + n)) ||
 		fail "PortXmitConstraintErrors of switch port 3 went from $x0 to $(cxmit), want +$n for $n datagrams of 0x8001 to c"$'\n'"$(fabric_state)"
 	[ "$(cviol)" = "$v0" ] || fail "swsc's P_KeyViolations went from $v0 to $(cviol): 0x8001 got past the switch"
 	in_ns sw-b ping -c 1 -W 5 10.95.0.1 >/dev/null || fail "partition 0x8001: no ping b -> a after the dropped datagrams"
-	echo "ok: $n datagrams of 0x8001 from a to c dropped at switch port 3 (PortXmitConstraintErrors $x0 -> $(cxmit)), none reached c"
+	echo "ok: $n datagrams of 0x8001 from a to c dropped at switch port 3 (PortXmitConstraintErrors $x0 -> $(cxmit)), none reached c ($((SECONDS - t0)) s)"
 fi
 
 # --- a cable cut ---------------------------------------------------------------------
@@ -371,4 +398,5 @@ ip -n sw-c link set eth up
 wait_for 60 ib_port_is swsc Active || fail "swsc not ACTIVE again with its cable: $(ibstat swsc)"
 in_ns sw-a ping -c 2 -W 5 "$(ipoib_ip c)" >/dev/null || fail "IPoIB a -> c after the cable came back"
 echo "ok: a cut cable takes switch port 3 down, and the port comes back ACTIVE with it"
+
 exit 0
