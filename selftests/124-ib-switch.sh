@@ -19,14 +19,15 @@
 # gets no carrier and reaches nobody, and datagrams of 0x8001 from a to c
 # die at the switch (PortXmitConstraintErrors of c's port), not at c; a
 # host's cable cut takes its switch port down, opensm hears trap 128, and
-# the port comes back ACTIVE with the cable.
+# the port comes back ACTIVE with the cable; a standby opensm on b (lower
+# priority) becomes master when a's is killed, and a pingpong crosses.
 # shellcheck source-path=SCRIPTDIR
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 for p in opensm ibstat smpquery ibnetdiscover ibtracert ibroute saquery perfquery \
-	ibqueryerrors ibv_rc_pingpong ibv_ud_pingpong rping ib_write_bw ib_send_lat ping python3; do
+	ibqueryerrors sminfo ibv_rc_pingpong ibv_ud_pingpong rping ib_write_bw ib_send_lat ping python3; do
 	command -v "$p" >/dev/null || skip "$p not installed (opensm, infiniband-diags, ibverbs-utils, rdmacm-utils, perftest)"
 done
 switch=$(command -v scire-ibswitch || echo "$SCIRE_BUILD/tools/ibswitch/scire-ibswitch")
@@ -36,10 +37,11 @@ modprobe ib_umad || fail "cannot load ib_umad"
 hosts="a b c"
 br=swbr sw_ip=192.168.94.254 sw_port=4793
 work=$(mktemp -d)
-sw_pid='' osm_pid=''
+sw_pid='' osm_pid='' osm2_pid=''
 cleanup()
 {
 	[ -n "$osm_pid" ] && kill "$osm_pid" 2>/dev/null && wait "$osm_pid" 2>/dev/null
+	[ -n "$osm2_pid" ] && kill "$osm2_pid" 2>/dev/null && wait "$osm2_pid" 2>/dev/null
 	modprobe -r ib_ipoib 2>/dev/null
 	for h in $hosts; do
 		rdma link delete "sws$h" 2>/dev/null
@@ -109,7 +111,7 @@ cat >"$work/partitions.conf" <<EOF
 Default=0x7fff, ipoib : ALL=full ;
 ab=0x0001, ipoib : $(guid_of a)=full, $(guid_of b)=full ;
 EOF
-opensm -g "$(guid_of a)" -P "$work/partitions.conf" -f "$work/opensm.log" >"$work/opensm.out" 2>&1 &
+opensm -g "$(guid_of a)" -p 8 -P "$work/partitions.conf" -f "$work/opensm.log" >"$work/opensm.out" 2>&1 &
 osm_pid=$!
 for h in $hosts; do
 	wait_for 90 ib_port_is "sws$h" Active ||
@@ -399,4 +401,38 @@ wait_for 60 ib_port_is swsc Active || fail "swsc not ACTIVE again with its cable
 in_ns sw-a ping -c 2 -W 5 "$(ipoib_ip c)" >/dev/null || fail "IPoIB a -> c after the cable came back"
 echo "ok: a cut cable takes switch port 3 down, and the port comes back ACTIVE with it"
 
+# --- SM failover -------------------------------------------------------------------
+# A second opensm on b, priority 1 (a's is 8; between equal priorities
+# the lower GUID would win, whichever host that is): it stays STANDBY and
+# polls the master's SMInfo, here every second, giving up
+# after two misses (the defaults, 10 s and 4, are for real fabrics). With
+# a's killed it becomes MASTER, every port's SM LID turns to b's, and
+# the fabric carries traffic.
+t0=$SECONDS
+cat >"$work/opensm2.conf" <<EOF
+sminfo_polling_timeout 1000
+polling_retry_number 2
+EOF
+opensm -g "$(guid_of b)" -p 1 -F "$work/opensm2.conf" -P "$work/partitions.conf" \
+	-f "$work/opensm2.log" >"$work/opensm2.out" 2>&1 &
+osm2_pid=$!
+sm_state() { sminfo -C swsc "$1" 2>/dev/null | grep -o 'SMINFO_[A-Z]*'; }
+sm_is() { [ "$(sm_state "$1")" = "$2" ]; }
+wait_for 30 sm_is "$lb" SMINFO_STANDBY ||
+	fail "the second opensm (b, LID $lb) is not STANDBY: $(sminfo -C swsc "$lb" 2>&1; tail -10 "$work/opensm2.log")"
+[ "$(sm_state "$la")" = SMINFO_MASTER ] || fail "a's opensm is not MASTER with a standby: $(sminfo -C swsc "$la" 2>&1)"
+kill "$osm_pid" && wait "$osm_pid" 2>/dev/null
+osm_pid=''
+sm_lid() { ibstat "sws$1" | sed -n 's/^[[:space:]]*SM lid: //p'; }
+sm_lid_is() { [ "$(sm_lid "$1")" = "$2" ]; }
+for h in $hosts; do
+	wait_for 60 sm_lid_is "$h" "$lb" ||
+		fail "sws$h's SM LID is $(sm_lid "$h"), not b's $lb, after a's opensm died:"$'\n'"$(tail -20 "$work/opensm2.log")"
+done
+[ "$(sm_state "$lb")" = SMINFO_MASTER ] || fail "b's opensm is not MASTER: $(sminfo -C swsc "$lb" 2>&1)"
+for h in $hosts; do
+	wait_for 30 ib_port_is "sws$h" Active || fail "sws$h not ACTIVE under the new master: $(ibstat "sws$h")"
+done
+echo "ok: SM failover: b's standby opensm became MASTER when a's died, SM LID $la -> $lb on every port ($((SECONDS - t0)) s)"
+pingpong ibv_ud_pingpong -n 20 -s 2048 -c
 exit 0
