@@ -143,10 +143,10 @@ for h in $hosts; do
 done
 echo "ok: ibroute: the LFT opensm wrote sends each CA's LID to its port"
 la=$(lid_of a) lb=$(lid_of b) lc=$(lid_of c)
-# From a host that is neither end's: ibtracert from the destination's
-# own port reaches it along 0,1,N back out of the switch port it came in
-# on, which does not work yet (below).
-for pr in "a $lb $lc" "b $lc $la"; do
+# From a host that is neither end's, and from one end's own port
+# (ibtracert reaches it along 0,1,N, back out of the switch port the
+# route came in on).
+for pr in "a $lb $lc" "b $lc $la" "c $la $lc"; do
 	read -r from s d <<<"$pr"
 	tr_out=$(ibtracert -C "sws$from" "$s" "$d" 2>&1) || fail "ibtracert $s $d failed:"$'\n'"$tr_out"
 	grep -q "switch" <<<"$tr_out" || fail "ibtracert $s $d passes no switch:"$'\n'"$tr_out"
@@ -154,17 +154,16 @@ for pr in "a $lb $lc" "b $lc $la"; do
 	grep -qE "^[[:space:]]*dlid\.*($d|0x0*$(printf %x "$d"))\$" <<<"$sa" ||
 		fail "no path record to $d:"$'\n'"$sa"
 done
-# Known gap: a directed route back out of the switch port it came in on,
-# to the requester's own port (ibtracert's path to its own host), gets
-# no answer. The switch forwards it (ibsw_test checks 0,1,1); this shows
-# where the host side stands.
-if ! loop=$(smpquery -C swsa -D nodeinfo 0,1,1 2>&1); then
-	echo "# note: smpquery -D 0,1,1 (back to swsa) failed: $(tail -1 <<<"$loop")"
-	echo "# note: swsa: $(rdma statistic show link swsa/1 | tr -s ' ' | cut -c1-600)"
-fi
+# A directed route back out of the switch port it came in on ends at the
+# requester's own port (ibtracert's path to its own host): the answer
+# must go back out the wire along the return path, not into the port's
+# loopback (the request's SLID is permissive, as its DLID).
+ni=$(smpquery -C swsa -D nodeinfo 0,1,1 2>&1) ||
+	fail "smpquery -D 0,1,1 (out through the switch and back to swsa) failed:"$'\n'"$ni"
+grep -q "^Guid:\.*$(guid_of a)" <<<"$ni" || fail "NodeInfo at 0,1,1 is not swsa's:"$'\n'"$ni"
 pq=$(perfquery -C swsa "$swlid" 1) || fail "perfquery of switch port 1 failed"
 [ "$(sed -n 's/^PortRcvPkts:\.*//p' <<<"$pq")" -gt 0 ] || fail "switch port 1 received nothing:"$'\n'"$pq"
-echo "ok: ibtracert and saquery path records between CAs through the switch; perfquery of a switch port"
+echo "ok: ibtracert (also to its own host, DR 0,1,N) and saquery path records between CAs through the switch; perfquery of a switch port"
 # The bring-up's drops (packets before the LFT was written, the probe
 # above) are not the healthy fabric's: clear every port's counters.
 ibqueryerrors -C swsa -k -K >/dev/null 2>&1

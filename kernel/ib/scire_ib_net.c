@@ -248,7 +248,8 @@ void scire_ib_grh_fill(struct scire_dev *sdev, const struct scire_av *av,
  *	 or with the payload in fragments and no pad yet. Consumed.
  *
  * Builds the LRH (VL15 for QP0, VL0 otherwise; SLID the port's LID and
- * path bits, or the permissive LID while the port has none), the GRH when
+ * path bits, or the permissive LID while the port has none or the DLID is
+ * permissive), the GRH when
  * the AV has one, pads and appends the ICRC (IBA 7.7, 8.3, 7.8.1), and
  * sends the packet in a UDP datagram to the neighbour. A zero-copy packet
  * is copied into one buffer first.
@@ -314,9 +315,15 @@ int scire_ib_xmit(struct scire_qp *qp, const struct scire_av *av,
 		      (grh_len ? SCIRE_LNH_GLOBAL : SCIRE_LNH_LOCAL);
 	lrh->dlid = cpu_to_be16(av->dlid);
 	lrh->pktlen = cpu_to_be16(words & 0x7ff);
-	lrh->slid = cpu_to_be16(lid ? lid | (av->src_path_bits &
-					     ((1U << lmc) - 1)) :
-				      SCIRE_LID_PERMISSIVE);
+	/*
+	 * To the permissive DLID (a directed-route SMP) the SLID is
+	 * permissive too, as mthca and mlx4 send it: the answer's AV, made from
+	 * this SLID, then goes back out the wire along the return path, not
+	 * into this port's loopback when the route ends at this very port.
+	 */
+	lrh->slid = cpu_to_be16(lid && av->dlid != SCIRE_LID_PERMISSIVE ?
+				lid | (av->src_path_bits & ((1U << lmc) - 1)) :
+				SCIRE_LID_PERMISSIVE);
 	icrc = scire_ib_icrc(skb, 0, grh_len, skb->len);
 	put_unaligned_le32(icrc, skb_put(skb, SCIRE_ICRC_SIZE));
 
