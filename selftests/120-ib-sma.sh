@@ -156,7 +156,7 @@ echo "ok: M_Key protection (violations $(field MkeyViolations "$pi")); LID-route
 # which logged it and repressed the trap.
 wait_for 10 grep -q "num:256 .* from LID:$lid " "$work/opensm.log" ||
 	fail "opensm's log has no trap 256 from LID $lid:"$'\n'"$(grep -i -e notice -e trap "$work/opensm.log" | tail)"
-wait_for 10 test "$(rdma_counter "$dev" traps_repressed)" -ge 1 ||
+wait_value 10 -ge 1 rdma_counter "$dev" traps_repressed ||
 	fail "the M_Key trap was not repressed: traps_sent $(rdma_counter "$dev" traps_sent), traps_repressed $(rdma_counter "$dev" traps_repressed)"
 echo "ok: trap 256 (Bad M_Key) reached opensm: $(grep -m1 "num:256 " "$work/opensm.log" | sed 's/^.*Received/Received/')"
 

@@ -246,7 +246,7 @@ for _ in range(n):
     if wcs[0].status != e.IBV_WC_SUCCESS:
         sys.exit(f'send completed with status {wcs[0].status}')
 PY
-	wait_for 10 test "$(pviol)" -ge $((v0 + n)) ||
+	wait_value 10 -ge $((v0 + n)) pviol ||
 		fail "P_KeyViolations of sib0 went from $v0 to $(pviol), want +$n for $n sends of P_Key 0x8001 to QP $qpn (P_Key 0xffff)"
 	wait_for 10 grep -q "num:257 .* from LID:$la " "$work/opensm.log" ||
 		fail "opensm's log has no trap 257 from LID $la:"$'\n'"$(grep -i -e notice -e trap "$work/opensm.log" | tail)"

@@ -119,7 +119,7 @@ fi
 # The program has exited: everything it created must be gone.
 for d in "$TOPO_DEV_A:$res_a" "$TOPO_DEV_B:$res_b"; do
 	dev=${d%%:*} want=${d#*:}
-	if ! wait_for 10 test "$(res_of "$dev")" = "$want"; then
+	if ! wait_value 10 = "$want" res_of "$dev"; then
 		failed+=("rdma resource show $dev: $(res_of "$dev")after the run, ${want}before")
 	fi
 done

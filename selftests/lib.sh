@@ -96,6 +96,28 @@ wait_for()
 	done
 }
 
+# wait_value SECS OP WANT CMD [ARG...]: wait up to SECS seconds until
+# CMD's output compares to WANT by test(1)'s OP (-eq, -ge, -gt, =, ...).
+# CMD runs afresh each time: `wait_for N test "$(CMD)" ...` would compare
+# the one value read when the line ran.
+wait_value()
+{
+	local secs=$1
+
+	shift
+	wait_for "$secs" value_is "$@"
+}
+
+# value_is OP WANT CMD [ARG...]: does CMD's output compare to WANT by OP?
+value_is()
+{
+	local op=$1 want=$2 got
+
+	shift 2
+	got=$("$@") || return 1
+	test "$got" "$op" "$want"
+}
+
 # listening PID PORT: does process PID's network namespace have a TCP
 # socket listening on PORT? Read from /proc/PID/net, so it needs no
 # "ip netns exec ss" per poll.
