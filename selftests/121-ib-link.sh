@@ -253,40 +253,8 @@ q0=$(qviol) || fail "cannot read sib0's PortInfo"
 s0=$(traps sib0 sent)
 d0=$(rdma_counter sib0 rx_drops) x0=$(rdma_counter sib1 tx_packets)
 n=50
-python3 - "$la" "$n" <<'PY' || fail "the wrong-Q_Key sender failed"
-import sys
-import pyverbs.enums as e
-from pyverbs.addr import AH, AHAttr
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-from pyverbs.mr import MR
-from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import SGE, SendWR
-
-dlid, n = int(sys.argv[1]), int(sys.argv[2])
-ctx = Context(name='sib1')
-pd = PD(ctx)
-cq = CQ(ctx, 8)
-qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
-                       cap=QPCap(max_send_wr=4, max_recv_wr=1)))
-attr = QPAttr()
-attr.qkey = 0x5c1e
-attr.port_num = 1
-qp.to_rts(attr)
-mr = MR(pd, 256, e.IBV_ACCESS_LOCAL_WRITE)
-ah = AH(pd, attr=AHAttr(dlid=dlid, port_num=1))
-for _ in range(n):
-    wr = SendWR(num_sge=1, sg=[SGE(mr.buf, 256, mr.lkey)])
-    wr.set_wr_ud(ah, 1, 0x12345678)
-    qp.post_send(wr)
-    while True:
-        got, wcs = cq.poll()
-        if got:
-            break
-    if wcs[0].status != e.IBV_WC_SUCCESS:
-        sys.exit(f'send completed with status {wcs[0].status}')
-PY
+python3 "$(dirname "$0")/scire_ud_send.py" sib1 "$la" 1 0x12345678 "$n" --size 256 ||
+	fail "the wrong-Q_Key sender failed"
 wait_value 10 -ge $((q0 + n)) qviol ||
 	fail "Q_KeyViolations of sib0 went from $q0 to $(qviol) after $n wrong Q_Keys (sib1 sent $(($(rdma_counter sib1 tx_packets) - x0)) packets, sib0 dropped $(($(rdma_counter sib0 rx_drops) - d0)))"
 wait_for 10 grep -q "num:258 .* from LID:$la " "$work/opensm.log" ||

@@ -202,50 +202,14 @@ if command -v smpquery >/dev/null && python3 -c 'import pyverbs' 2>/dev/null; th
 	{
 		smpquery -C sib0 -D portinfo 0 | sed -n 's/^PkeyViolations:\.*//p'
 	}
-	idx=''
-	for f in /sys/class/infiniband/sib1/ports/1/pkeys/*; do
-		[ "$(cat "$f")" = 0x8001 ] && idx=${f##*/}
-	done
-	[ -n "$idx" ] || fail "sib1's P_Key table has no 0x8001: $(cat /sys/class/infiniband/sib1/ports/1/pkeys/*)"
+	idx=$(pkey_index_of sib1 0x8001) ||
+		fail "sib1's P_Key table has no 0x8001: $(cat /sys/class/infiniband/sib1/ports/1/pkeys/*)"
 	qpn=$((16#$(cut -d: -f2-4 "/sys/class/net/$ia/address" | tr -d :)))
 	la=$(ibstat sib0 | sed -n 's/.*Base lid: //p')
 	v0=$(pviol) || fail "cannot read sib0's PortInfo"
 	n=20
-	python3 - "$la" "$qpn" "$idx" "$n" <<'PY' || fail "the 0x8001 sender failed"
-import sys
-import pyverbs.enums as e
-from pyverbs.addr import AH, AHAttr
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-from pyverbs.mr import MR
-from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import SGE, SendWR
-
-dlid, qpn, idx, n = (int(a) for a in sys.argv[1:5])
-ctx = Context(name='sib1')
-pd = PD(ctx)
-cq = CQ(ctx, 8)
-qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
-                       cap=QPCap(max_send_wr=4, max_recv_wr=1)))
-attr = QPAttr()
-attr.qkey = 0xb1b
-attr.pkey_index = idx
-attr.port_num = 1
-qp.to_rts(attr)
-mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
-ah = AH(pd, attr=AHAttr(dlid=dlid, port_num=1))
-for _ in range(n):
-    wr = SendWR(num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)])
-    wr.set_wr_ud(ah, qpn, 0xb1b)
-    qp.post_send(wr)
-    while True:
-        got, wcs = cq.poll()
-        if got:
-            break
-    if wcs[0].status != e.IBV_WC_SUCCESS:
-        sys.exit(f'send completed with status {wcs[0].status}')
-PY
+	python3 "$(dirname "$0")/scire_ud_send.py" sib1 "$la" "$qpn" 0xb1b "$n" --pkey-index "$idx" ||
+		fail "the 0x8001 sender failed"
 	wait_value 10 -ge $((v0 + n)) pviol ||
 		fail "P_KeyViolations of sib0 went from $v0 to $(pviol), want +$n for $n sends of P_Key 0x8001 to QP $qpn (P_Key 0xffff)"
 	wait_for 10 grep -q "num:257 .* from LID:$la " "$work/opensm.log" ||

@@ -336,50 +336,13 @@ echo "ok: partition 0x8001 (a, b): children ping each other; c's child has no ca
 if python3 -c 'import pyverbs' 2>/dev/null; then
 	cxmit() { perfquery -C swsa "$swlid" 3 | sed -n 's/^PortXmitConstraintErrors:\.*//p'; }
 	cviol() { smpquery -C swsc -D portinfo 0 | sed -n 's/^PkeyViolations:\.*//p'; }
-	idx=''
-	for f in /sys/class/infiniband/swsa/ports/1/pkeys/*; do
-		[ "$(cat "$f")" = 0x8001 ] && idx=${f##*/}
-	done
-	[ -n "$idx" ] || fail "swsa's P_Key table has no 0x8001: $(cat /sys/class/infiniband/swsa/ports/1/pkeys/*)"
+	idx=$(pkey_index_of swsa 0x8001) ||
+		fail "swsa's P_Key table has no 0x8001: $(cat /sys/class/infiniband/swsa/ports/1/pkeys/*)"
 	qpn=$((16#$(in_ns sw-c cat "/sys/class/net/$(ipoib_if c)/address" | cut -d: -f2-4 | tr -d :)))
 	x0=$(cxmit) && v0=$(cviol) || fail "cannot read switch port 3's counters or swsc's PortInfo"
 	n=20
-	python3 - swsa "$lc" "$qpn" "$idx" "$n" <<'PY' || fail "the 0x8001 sender failed"
-import sys
-import pyverbs.enums as e
-from pyverbs.addr import AH, AHAttr
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-from pyverbs.mr import MR
-from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import SGE, SendWR
-
-dev = sys.argv[1]
-dlid, qpn, idx, n = (int(a) for a in sys.argv[2:6])
-ctx = Context(name=dev)
-pd = PD(ctx)
-cq = CQ(ctx, 8)
-qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
-                       cap=QPCap(max_send_wr=4, max_recv_wr=1)))
-attr = QPAttr()
-attr.qkey = 0xb1b
-attr.pkey_index = idx
-attr.port_num = 1
-qp.to_rts(attr)
-mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
-ah = AH(pd, attr=AHAttr(dlid=dlid, port_num=1))
-for _ in range(n):
-    wr = SendWR(num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)])
-    wr.set_wr_ud(ah, qpn, 0xb1b)
-    qp.post_send(wr)
-    while True:
-        got, wcs = cq.poll()
-        if got:
-            break
-    if wcs[0].status != e.IBV_WC_SUCCESS:
-        sys.exit(f'send completed with status {wcs[0].status}')
-PY
+	python3 "$(dirname "$0")/scire_ud_send.py" swsa "$lc" "$qpn" 0xb1b "$n" --pkey-index "$idx" ||
+		fail "the 0x8001 sender failed"
 	cxmit_ge() { [ "$(cxmit)" -ge "$1" ]; }
 	wait_for 10 cxmit_ge $((x0 + n)) ||
 		fail "PortXmitConstraintErrors of switch port 3 went from $x0 to $(cxmit), want +$n for $n datagrams of 0x8001 to c"$'\n'"$(fabric_state)"

@@ -118,6 +118,18 @@ value_is()
 	test "$got" "$op" "$want"
 }
 
+# pkey_index_of DEV PKEY: the index of P_Key PKEY (0x8001 as sysfs
+# prints it) in port 1's table of DEV; fails if it holds none.
+pkey_index_of()
+{
+	local f
+
+	for f in "/sys/class/infiniband/$1/ports/1/pkeys/"*; do
+		[ "$(cat "$f")" = "$2" ] && { echo "${f##*/}"; return 0; }
+	done
+	return 1
+}
+
 # listening PID PORT: does process PID's network namespace have a TCP
 # socket listening on PORT? Read from /proc/PID/net, so it needs no
 # "ip netns exec ss" per poll.
