@@ -7,7 +7,9 @@
 #   - RLIMIT_MEMLOCK (1 MiB here) bounds the pages its MRs pin: ENOMEM one
 #     page beyond it, and the pages come back on deregistration; the same
 #     for SCIF windows, and RLIMIT_NOFILE bounds its SCIF endpoints
-#     (EMFILE);
+#     (EMFILE); the message buffers and receive rings of SCIF connections
+#     are charged to the memory cgroup of the process that connects or
+#     accepts (16 loopback connections, root, in a cgroup of their own);
 #   - an rdma cgroup with hca_handle=2 bounds its device contexts and one
 #     with hca_object=24 its PDs, CQs and MRs: EAGAIN beyond them, while
 #     another unprivileged user outside the cgroup creates a PD, 32 CQs, 32
@@ -81,6 +83,22 @@ if [ -c /dev/scif ]; then
 	rc=$?
 	echo "$out"
 	[ "$rc" = 0 ] || fail "SCIF under RLIMIT_MEMLOCK and RLIMIT_NOFILE (status $rc)"
+	# Who pays for a connection: its message buffers and receive ring
+	# are charged to the memory cgroup of the process that connects or
+	# accepts (the debug kernel has no memory controller: said, not run).
+	if cgroup2_enable memory; then
+		mcg=$CGROUP2_ROOT/scire-limits-scif
+		mkdir -p "$mcg" || fail "mkdir $mcg"
+		cgs+=("$mcg")
+		# shellcheck disable=SC2016 # $$ is the child shell's
+		out=$(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$mcg" \
+			timeout 120 "$scif" memcg 2600 16 "$mcg/memory.current" 2>&1)
+		rc=$?
+		echo "$out"
+		[ "$rc" = 0 ] || fail "SCIF connections and the memory cgroup (status $rc)"
+	else
+		echo "SCIF connections and the memory cgroup: not checked ($CGROUP2_WHY)"
+	fi
 else
 	echo "no /dev/scif: SCIF's limits not checked"
 fi

@@ -49,6 +49,15 @@
  *	opened until one fails with EMFILE (RLIMIT_NOFILE), their number
  *	below the limit. Prints what it saw; exits 0, or 1 on a difference.
  *
+ *   scif_peer_check memcg PORT N FILE
+ *	Who pays for a SCIF connection: N loopback connections to PORT of
+ *	this node, connected here and accepted by a child process (both in
+ *	the caller's memory cgroup, whose memory.current is FILE), held
+ *	together. Prints the cgroup's growth per connection and exits 0 if
+ *	it covers at least what scire_scif itself allocates for both ends
+ *	(message buffers and receive ring: SCIF_CONN_BYTES), 1 if not or on
+ *	an error.
+ *
  *   scif_peer_check nodes
  *	Prints what /dev/scif opened here reports: "self N nodes A B ..."
  *	(scif_get_node_ids()).
@@ -235,6 +244,97 @@ static int limits(int port)
 	waitpid(pid, &err, 0);
 	scif_close(lep);
 	return bad;
+}
+
+/*
+ * What scire_scif allocates for one end of a connection itself
+ * (kernel/scif/scif_main.h, include/uapi/rdma/scire-scif-abi.h): 32 send
+ * and 32 receive message buffers of 4 KiB and the receive ring with its
+ * control page. The QP and CQ beside them are the RDMA device's.
+ */
+#define SCIF_CONN_BYTES	((32 + 32) * 4096 + SCIRE_SCIF_RX_MAP_LEN)
+
+static long long memcg_current(const char *file)
+{
+	long long v = -1;
+	FILE *f = fopen(file, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int memcg(int port, int n, const char *file)
+{
+	scif_epd_t lep, aep, *ceps;
+	struct scif_port_id dst, peer;
+	long long before, after, per;
+	int fds[2], acks[2], i, st;
+	uint16_t nodes[64], self;
+	char x;
+	pid_t pid;
+
+	if (n < 1 || n > 256 || scif_get_node_ids(nodes, 64, &self) < 0)
+		return 1;
+	ceps = calloc(n, sizeof(*ceps));
+	lep = scif_open();
+	if (!ceps || lep == SCIF_OPEN_FAILED || scif_bind(lep, (uint16_t)port) < 0 ||
+	    scif_listen(lep, n) < 0) {
+		perror("listener");
+		return 1;
+	}
+	if (pipe(fds) || pipe(acks))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		/* Accept all, say so, and hold them until the parent is done. */
+		close(fds[1]);
+		close(acks[0]);
+		alarm(120);
+		for (i = 0; i < n; i++)
+			if (scif_accept(lep, &peer, &aep, SCIF_ACCEPT_SYNC) < 0)
+				_exit(1);
+		if (write(acks[1], "a", 1) != 1)
+			_exit(1);
+		while (read(fds[0], &x, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	close(acks[1]);
+	before = memcg_current(file);
+	dst.node = self;
+	dst.port = (uint16_t)port;
+	for (i = 0; i < n; i++) {
+		ceps[i] = scif_open();
+		if (ceps[i] == SCIF_OPEN_FAILED || scif_connect(ceps[i], &dst) < 0) {
+			printf("connection %d of %d: %s\n", i + 1, n, strerror(errno));
+			return 1;
+		}
+	}
+	if (read(acks[0], &x, 1) != 1) {
+		printf("the accepting child failed\n");
+		return 1;
+	}
+	after = memcg_current(file);
+	if (before < 0 || after < 0) {
+		printf("cannot read %s\n", file);
+		return 1;
+	}
+	per = (after - before) / n;
+	printf("%d connections, both ends in this cgroup: memory.current +%lld bytes, %lld per connection (scire_scif's own buffers and rings of both ends: %d)\n",
+	       n, after - before, per, 2 * SCIF_CONN_BYTES);
+	for (i = 0; i < n; i++)
+		scif_close(ceps[i]);
+	close(fds[1]);
+	waitpid(pid, &st, 0);
+	scif_close(lep);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return 1;
+	return per >= 2 * SCIF_CONN_BYTES ? 0 : 1;
 }
 
 static int get_addr(const char *host, int port, struct sockaddr_storage *ss)
@@ -500,6 +600,8 @@ int main(int argc, char **argv)
 		return listen_one(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "limits"))
 		return limits(atoi(argv[2]));
+	if (argc == 5 && !strcmp(argv[1], "memcg"))
+		return memcg(atoi(argv[2]), atoi(argv[3]), argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc == 10 && !strcmp(argv[1], "flood"))
@@ -512,7 +614,8 @@ int main(int argc, char **argv)
 		"       %s flood SRC DST CM_PORT CLAIM_NODE DST_NODE DST_PORT SECONDS STOPFILE\n"
 		"       %s connect NODE PORT\n"
 		"       %s limits PORT\n"
+		"       %s memcg PORT N FILE\n"
 		"       %s nodes\n",
-		argv[0], argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
+		argv[0], argv[0], argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
 	return 1;
 }

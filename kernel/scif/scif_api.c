@@ -29,7 +29,7 @@ struct scif_endpt *scif_ep_alloc(struct net *net)
 {
 	struct scif_endpt *ep;
 
-	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 	if (!ep)
 		return NULL;
 	kref_init(&ep->ref);

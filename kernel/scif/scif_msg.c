@@ -955,7 +955,8 @@ static int scif_bufs_alloc(struct scif_endpt *ep, struct scif_buf *bufs, int n,
 		bufs[i].ep = ep;
 		bufs[i].idx = i;
 		bufs[i].cqe.done = done;
-		bufs[i].msg = kmalloc(SCIF_MSG_SIZE, GFP_KERNEL);
+		/* Charged to the connecting or accepting process's memcg. */
+		bufs[i].msg = kmalloc(SCIF_MSG_SIZE, GFP_KERNEL_ACCOUNT);
 		if (!bufs[i].msg)
 			return -ENOMEM;
 		bufs[i].dma = ib_dma_map_single(dev, bufs[i].msg, SCIF_MSG_SIZE, dir);
@@ -1001,8 +1002,13 @@ int scif_conn_setup(struct scif_endpt *ep)
 
 	BUILD_BUG_ON(sizeof(struct scire_scif_rx_ring) > SCIRE_SCIF_RX_DATA_OFFSET);
 	if (!ep->rx_ctl) {
-		/* Zeroed, and mappable into the process (scif_fd_mmap()). */
-		ep->rx_ctl = vmalloc_user(SCIRE_SCIF_RX_MAP_LEN);
+		/*
+		 * Zeroed, mappable into the process by page (scif_fd_mmap()),
+		 * and charged to its memory cgroup, which vmalloc_user()
+		 * cannot do.
+		 */
+		ep->rx_ctl = __vmalloc(SCIRE_SCIF_RX_MAP_LEN,
+				       GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!ep->rx_ctl)
 			return -ENOMEM;
 		ep->rx_ring = (u8 *)ep->rx_ctl + SCIRE_SCIF_RX_DATA_OFFSET;
