@@ -93,10 +93,11 @@ struct ibsw_counters {
  * 1..N are cabled, each to the one host whose HELLOs claimed it.
  */
 struct ibsw_port {
-	/* the cable: a host's scire_ib port (external ports only) */
+	/* the cable: a host's scire_ib port or another switch's port */
 	bool attached;
-	uint32_t addr;			/* the host's IPv4 address, network order */
-	uint16_t udp_port;		/* its HELLOs' source port, network order */
+	bool greets;			/* cabled at start: calls its peer itself */
+	uint32_t addr;			/* the peer's IPv4 address, network order */
+	uint16_t udp_port;		/* its UDP port, network order */
 	uint64_t hello_ms;		/* when its last HELLO came; 0: never */
 	uint64_t peer_port_guid, peer_node_guid;
 	bool link_up;
@@ -221,6 +222,7 @@ void ibsw_rcv(struct ibsw *sw, uint64_t now_ms, uint32_t saddr,
 void ibsw_tick(struct ibsw *sw, uint64_t now_ms);
 void ibsw_send(struct ibsw *sw, int port, const uint8_t *buf, size_t len,
 	       bool mcast);
+int ibsw_port_link(struct ibsw *sw, int port, uint32_t addr, uint16_t udp_port);
 void ibsw_port_disable(struct ibsw *sw, int port, bool disable);
 void ibsw_port_retrain(struct ibsw *sw, int port);
 

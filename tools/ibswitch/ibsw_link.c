@@ -2,13 +2,16 @@
 /*
  * scire-ibswitch: the switch's external ports and the relay between them.
  *
- * A port's "cable" is the UDP flow to one host's scire_ib port. A host
- * attaches by greeting the switch (its scire_ib_peer names the switch's
- * ADDR:PORT): the first HELLO from an address no port knows takes the
- * first free port, and the port keeps that host across link downs, so a
- * host that comes back finds itself where the SM last saw it. The link is
- * up while the host's last HELLO is at most three seconds old, as on the
- * kernel side, and the switch greets every live host once a second.
+ * A port's "cable" is the UDP flow to one host's scire_ib port, or to
+ * another switch's port. A host attaches by greeting the switch (its
+ * scire_ib_peer names the switch's ADDR:PORT): the first HELLO from an
+ * address and UDP port no port knows takes the first free port, and the
+ * port keeps that peer across link downs, so a host that comes back finds
+ * itself where the SM last saw it. A port cabled to another switch at
+ * start (ibsw_port_link()) greets that switch itself, as a host greets
+ * its switch, so two switches link up whichever starts first. The link
+ * is up while the peer's last HELLO is at most three seconds old, as on
+ * the kernel side, and the switch greets every live peer once a second.
  *
  * DATA packets are relayed as IBA 18.2.4 has a switch do it: unicast DLIDs
  * out of the LinearForwardingTable's port, multicast DLIDs out of every
@@ -163,36 +166,58 @@ static void link_set(struct ibsw *sw, int port, bool up)
 }
 
 /*
- * The port a HELLO from @saddr claims: its own if it has one, else the
- * first free one, else the one whose host has been silent longest (its
- * link down for three seconds at least).
+ * The port cabled to the peer that sent from @saddr:@sport, or 0. A
+ * switch sends everything from the port it listens on, so its address
+ * and UDP port name it, and two switches may share an address. A host's
+ * scire_ib port greets from its own UDP port but sends DATA from each
+ * QP's source port (kernel/ib/scire_ib_net.c): a datagram no port's
+ * address and UDP port match is the host's whose address it came from,
+ * on the first port of that address this switch did not cable itself
+ * (ibsw_port_link()), which is always another switch.
  */
-static int port_claim(struct ibsw *sw, uint32_t saddr)
+static int port_of(const struct ibsw *sw, uint32_t saddr, uint16_t sport)
 {
-	int best = 0;
-
 	for (int p = 1; p <= sw->nports; p++)
-		if (sw->port[p].attached && sw->port[p].addr == saddr)
+		if (sw->port[p].attached && sw->port[p].addr == saddr &&
+		    sw->port[p].udp_port == sport)
 			return p;
+	return 0;
+}
+
+static int port_of_data(const struct ibsw *sw, uint32_t saddr, uint16_t sport)
+{
+	int port = port_of(sw, saddr, sport);
+
+	for (int p = 1; !port && p <= sw->nports; p++)
+		if (sw->port[p].attached && sw->port[p].addr == saddr &&
+		    !sw->port[p].greets)
+			port = p;
+	return port;
+}
+
+/*
+ * The port a HELLO from @saddr:@sport claims: its own if it has one, else
+ * the first free one, else the one whose host has been silent longest
+ * (its link down for three seconds at least). A port cabled at start
+ * (ibsw_port_link()) is never taken by another peer.
+ */
+static int port_claim(struct ibsw *sw, uint32_t saddr, uint16_t sport)
+{
+	int best = port_of(sw, saddr, sport);
+
+	if (best)
+		return best;
 	for (int p = 1; p <= sw->nports; p++)
 		if (!sw->port[p].attached)
 			return p;
 	for (int p = 1; p <= sw->nports; p++) {
 		const struct ibsw_port *q = &sw->port[p];
 
-		if (!q->link_up && !q->phys_disabled &&
+		if (!q->link_up && !q->phys_disabled && !q->greets &&
 		    (!best || q->hello_ms < sw->port[best].hello_ms))
 			best = p;
 	}
 	return best;
-}
-
-static int port_of(const struct ibsw *sw, uint32_t saddr)
-{
-	for (int p = 1; p <= sw->nports; p++)
-		if (sw->port[p].attached && sw->port[p].addr == saddr)
-			return p;
-	return 0;
 }
 
 static void hello_rcv(struct ibsw *sw, uint32_t saddr, uint16_t sport,
@@ -202,25 +227,25 @@ static void hello_rcv(struct ibsw *sw, uint32_t saddr, uint16_t sport,
 	int port;
 
 	if (len < SIB_HELLO_LEN) {
-		port = port_of(sw, saddr);
+		port = port_of(sw, saddr, sport);
 		if (port)
 			sw->port[port].cnt.rcv_errors++;
 		else
 			sw->dropped_unattached++;
 		return;
 	}
-	port = port_claim(sw, saddr);
+	port = port_claim(sw, saddr, sport);
 	if (!port) {
 		sw->refused_hellos++;
 		return;
 	}
 	p = &sw->port[port];
-	if (!p->attached || p->addr != saddr) {
+	if (!p->attached || p->addr != saddr || p->udp_port != sport) {
 		p->attached = true;
 		p->addr = saddr;
+		p->udp_port = sport;
 		p->link_up = false;
 	}
-	p->udp_port = sport;
 	p->peer_port_guid = ibsw_get64(buf + SIB_HDR_LEN);
 	p->peer_node_guid = ibsw_get64(buf + SIB_HDR_LEN + 8);
 	p->hello_ms = sw->now_ms;
@@ -361,7 +386,7 @@ void ibsw_rcv(struct ibsw *sw, uint64_t now_ms, uint32_t saddr,
 		hello_rcv(sw, saddr, sport, buf, len);
 		return;
 	}
-	port = port_of(sw, saddr);
+	port = port_of_data(sw, saddr, sport);
 	if (!port) {
 		sw->dropped_unattached++;
 		return;
@@ -398,10 +423,44 @@ void ibsw_tick(struct ibsw *sw, uint64_t now_ms)
 		if (p->link_up &&
 		    now_ms - p->hello_ms > IBSW_HELLO_TIMEOUT_MS)
 			link_set(sw, port, false);
-		if (greet && p->link_up)
+		/* A port cabled at start calls its peer until it answers. */
+		if (greet && (p->link_up || (p->greets && !p->phys_disabled)))
 			hello_send(sw, port);
 	}
 	ibsw_trap_tick(sw);
+}
+
+/**
+ * ibsw_port_link() - cable an external port to a peer at start: another
+ * switch's port (an inter-switch link), or a host's scire_ib port.
+ * @sw: the switch.
+ * @port: 1..N, not yet attached.
+ * @addr: the peer's IPv4 address, network order.
+ * @udp_port: its UDP port, network order (a switch's --listen port, or
+ *	      4792 for a host's scire_ib port).
+ *
+ * The port greets the peer once a second from then on, link up or not,
+ * so that of two switches cabled to each other either may start first;
+ * its link comes up at the peer's first HELLO. No other peer's HELLO
+ * takes the port.
+ *
+ * Return: 0, or -1 if @port is out of range, already cabled, or the
+ * peer is already on another port.
+ */
+int ibsw_port_link(struct ibsw *sw, int port, uint32_t addr, uint16_t udp_port)
+{
+	struct ibsw_port *p;
+
+	if (port < 1 || port > sw->nports || sw->port[port].attached ||
+	    port_of(sw, addr, udp_port))
+		return -1;
+	p = &sw->port[port];
+	p->attached = true;
+	p->greets = true;
+	p->addr = addr;
+	p->udp_port = udp_port;
+	p->link_up = false;
+	return 0;
 }
 
 /**

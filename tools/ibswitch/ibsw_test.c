@@ -7,7 +7,8 @@
  * and MFT, unknown DLIDs and P_Key violations are dropped and counted
  * where the PMA shows them; unsupported attributes get IBA's status; a
  * silent host's port goes down and trap 128 goes to the SM until
- * repressed; random datagrams change nothing they should not.
+ * repressed; random datagrams change nothing they should not; two
+ * switches cable themselves to each other by address and UDP port.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -450,6 +451,95 @@ static void test_random(void)
 	CHECK(sw.port[1].link_up && sw.port[2].link_up, "a link went down");
 }
 
+/* Is sent[@i] a HELLO out of port @port? */
+static bool sent_hello(int i, int port)
+{
+	return sent[i].port == port && sent[i].len == SIB_HELLO_LEN &&
+	       sent[i].buf[0] == (SIB_VERSION << 4 | SIB_TYPE_HELLO);
+}
+
+/*
+ * Two switches cabled to each other: switch b's port 1 to switch a, which
+ * shares its address with a host; b calls a, a gives b a port of its own
+ * by address and UDP port, and both links come up; b keeps calling a
+ * while the link is down, and no other peer takes b's cabled port.
+ */
+static void test_inter_switch(void)
+{
+	static struct ibsw a, b;
+	uint8_t h[SIB_HELLO_LEN], hh[SIB_HELLO_LEN] = { SIB_VERSION << 4 | SIB_TYPE_HELLO };
+	uint64_t t = 5000;
+
+	ibsw_init(&a, 4, 0x025c1e0a00000a00ull, "switch a", xmit, NULL);
+	ibsw_init(&b, 4, 0x025c1e0a00000b00ull, "switch b", xmit, NULL);
+	CHECK(ibsw_port_link(&b, 1, HOST(20), 4793) == 0, "cabling b's port 1");
+	CHECK(ibsw_port_link(&b, 1, HOST(22), 4793) == -1, "port 1 cabled twice");
+	CHECK(ibsw_port_link(&b, 2, HOST(20), 4793) == -1, "a peer on two ports");
+	CHECK(ibsw_port_link(&b, 5, HOST(23), 4793) == -1, "port 5 of 4");
+	CHECK(ibsw_port_link(&b, 0, HOST(23), 4793) == -1, "port 0");
+
+	nsent = 0;
+	ibsw_tick(&b, t);
+	CHECK(nsent == 1 && sent_hello(0, 1), "b did not call a: %d sent", nsent);
+	CHECK(!b.port[1].link_up, "b's link up before a answered");
+	memcpy(h, sent[0].buf, sizeof(h));
+
+	/* A host at switch b's address, on scire_ib's UDP port, comes first. */
+	ibsw_put64(hh + 4, 0x2100);
+	ibsw_rcv(&a, t, HOST(21), 4792, hh, sizeof(hh));
+	CHECK(a.port[1].attached && a.port[1].link_up, "the host is not on a's port 1");
+	nsent = 0;
+	ibsw_rcv(&a, t, HOST(21), 4794, h, sizeof(h));
+	CHECK(a.port[2].attached && a.port[2].link_up && a.port[2].udp_port == 4794,
+	      "switch b (same address, another UDP port) is not on a's port 2");
+	CHECK(a.port[2].peer_port_guid == b.node_guid + 1, "a's port 2 peer GUID 0x%llx",
+	      (unsigned long long)a.port[2].peer_port_guid);
+	CHECK(nsent == 1 && sent_hello(0, 2), "a did not answer b: %d sent", nsent);
+
+	/*
+	 * DATA from a QP's own source port: the host's at that address (a's
+	 * port 1), not switch b's, which sends from its listen port only.
+	 */
+	{
+		uint8_t junk[12] = { SIB_VERSION << 4 | SIB_TYPE_DATA };
+		uint64_t e1 = a.port[1].cnt.rcv_errors, e2 = a.port[2].cnt.rcv_errors;
+
+		ibsw_rcv(&a, t, HOST(21), 49152, junk, sizeof(junk));
+		CHECK(a.port[1].cnt.rcv_errors == e1 + 1 && a.port[2].cnt.rcv_errors == e2,
+		      "DATA from the host's QP port not counted on its switch port");
+		ibsw_rcv(&a, t, HOST(21), 4794, junk, sizeof(junk));
+		CHECK(a.port[2].cnt.rcv_errors == e2 + 1, "DATA from switch b not on port 2");
+	}
+
+	/* a's answer brings b's port 1 up; a stranger gets port 2 of b. */
+	memcpy(h, sent[0].buf, sizeof(h));
+	ibsw_rcv(&b, t, HOST(20), 4793, h, sizeof(h));
+	CHECK(b.port[1].link_up, "b's link to a did not come up");
+	ibsw_rcv(&b, t, HOST(20), 4795, h, sizeof(h));
+	CHECK(b.port[2].attached && b.port[1].udp_port == 4793,
+	      "a stranger at a's address moved b's cabled port");
+	{
+		uint8_t junk[12] = { SIB_VERSION << 4 | SIB_TYPE_DATA };
+		uint64_t e1 = b.port[1].cnt.rcv_errors;
+
+		ibsw_rcv(&b, t, HOST(20), 4796, junk, sizeof(junk));
+		CHECK(b.port[1].cnt.rcv_errors == e1,
+		      "DATA from another UDP port of a's address taken as switch a's");
+	}
+
+	/* Silence takes b's link down; b goes on calling a. */
+	nsent = 0;
+	ibsw_tick(&b, t + IBSW_HELLO_TIMEOUT_MS + 1000);
+	CHECK(!b.port[1].link_up, "b's link up after a's silence");
+	CHECK(nsent >= 1 && sent_hello(0, 1), "b stopped calling a once its link was down");
+	b.port[2].hello_ms = 0;
+	ibsw_tick(&b, t + 2 * IBSW_HELLO_TIMEOUT_MS + 2000);
+	nsent = 0;
+	ibsw_rcv(&b, t, HOST(24), 4792, h, sizeof(h));
+	CHECK(b.port[1].addr == HOST(20) && b.port[1].udp_port == 4793,
+	      "a new host took b's cabled port while its link was down");
+}
+
 int main(void)
 {
 	if (ibsw_init(&sw, 4, 0x025c1e0a00000100ull, "test switch", xmit, NULL)) {
@@ -462,6 +552,7 @@ int main(void)
 	test_relay();
 	test_link_down_trap();
 	test_random();
+	test_inter_switch();
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
 }

@@ -4,7 +4,7 @@
  * (docs/scire_ib.md, "The switch"; man/man8/scire-ibswitch.8).
  *
  *   scire-ibswitch --listen ADDR[:PORT] [--ports N] [--guid GUID]
- *                  [--node-desc TEXT] [--verbose]
+ *                  [--node-desc TEXT] [--link P=ADDR[:PORT]]... [--verbose]
  *
  * One process, one UDP socket, one thread: every datagram is handled to
  * the end before the next is read, so the switch's state needs no locks
@@ -120,15 +120,32 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: scire-ibswitch --listen ADDR[:PORT] [--ports N] [--guid GUID]\n"
-		"                      [--node-desc TEXT] [--verbose]\n"
+		"                      [--node-desc TEXT] [--link P=ADDR[:PORT]]... [--verbose]\n"
 		"  --listen    IPv4 address (and UDP port, default %d) the switch's\n"
 		"              ports are reached at: a host writes it to its\n"
 		"              ports/1/scire_ib_peer\n"
 		"  --ports     external ports, 1..%d (default 8)\n"
 		"  --guid      NodeGUID (default: from the listen address and port)\n"
 		"  --node-desc NodeDescription (default \"scire-ibswitch ADDR:PORT\")\n"
+		"  --link      cable port P to another switch listening at ADDR[:PORT]\n"
+		"              (or a scire_ib port at ADDR:4792); this switch calls it\n"
 		"  --verbose   tell on stderr when a port's link goes up or down\n",
 		IBSW_DEFAULT_UDP_PORT, IBSW_MAX_PORTS);
+}
+
+#define MAX_LINKS	IBSW_MAX_PORTS
+
+/* --link P=ADDR[:PORT]: the port and the peer it is cabled to. */
+static int parse_link(const char *arg, int *port, struct sockaddr_in *sa)
+{
+	unsigned long p;
+	char *end;
+
+	p = strtoul(arg, &end, 10);
+	if (end == arg || *end != '=' || p < 1 || p > IBSW_MAX_PORTS)
+		return -1;
+	*port = (int)p;
+	return parse_listen(end + 1, sa);
 }
 
 int main(int argc, char **argv)
@@ -138,6 +155,7 @@ int main(int argc, char **argv)
 		{ "ports", required_argument, NULL, 'p' },
 		{ "guid", required_argument, NULL, 'g' },
 		{ "node-desc", required_argument, NULL, 'd' },
+		{ "link", required_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -148,11 +166,22 @@ int main(int argc, char **argv)
 	struct prog pr = { .fd = -1 };
 	uint64_t guid = 0;
 	char defdesc[64], a[INET_ADDRSTRLEN];
+	struct sockaddr_in links[MAX_LINKS];
+	int link_port[MAX_LINKS], nlinks = 0;
 	int nports = 8, c;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "l:p:g:d:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:p:g:d:L:vh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'L':
+			if (nlinks == MAX_LINKS ||
+			    parse_link(optarg, &link_port[nlinks], &links[nlinks])) {
+				fprintf(stderr, "scire-ibswitch: --link wants P=IPv4ADDR[:PORT], P in 1..%d, not '%s'\n",
+					IBSW_MAX_PORTS, optarg);
+				return 2;
+			}
+			nlinks++;
+			break;
 		case 'l':
 			listen_arg = optarg;
 			break;
@@ -229,6 +258,23 @@ int main(int argc, char **argv)
 	if (setsockopt(pr.fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
 		setsockopt(pr.fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
 	ibsw_init(&sw, nports, guid, desc, xmit, &pr);
+	for (int i = 0; i < nlinks; i++) {
+		char la[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &links[i].sin_addr, la, sizeof(la));
+		if (links[i].sin_addr.s_addr == sa.sin_addr.s_addr &&
+		    links[i].sin_port == sa.sin_port) {
+			fprintf(stderr, "scire-ibswitch: --link %d=%s:%u is this switch\n",
+				link_port[i], la, ntohs(links[i].sin_port));
+			return 2;
+		}
+		if (ibsw_port_link(&sw, link_port[i], links[i].sin_addr.s_addr,
+				   links[i].sin_port)) {
+			fprintf(stderr, "scire-ibswitch: --link %d=%s:%u: no such port (--ports %d), or the port or the peer is cabled twice\n",
+				link_port[i], la, ntohs(links[i].sin_port), nports);
+			return 2;
+		}
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	fprintf(stderr, "scire-ibswitch: %d ports at %s:%u, NodeGUID 0x%016llx\n",

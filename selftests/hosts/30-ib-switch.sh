@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# An InfiniBand subnet of N VMs (scripts/vm --hosts N) through one
+# scire-ibswitch: 124-ib-switch.sh builds the same fabric from network
+# namespaces of one kernel; here every CA is another kernel. Host a runs
+# the switch on its eth0 address (UDP 4793) beside its own scire_ib port
+# on the same eth0; every host adds ibsw0 (type scire_ib) on eth0 and
+# attaches it by writing the switch's ADDR:PORT to its scire_ib_peer, in
+# host order, so that host k is on switch port k. opensm on host a makes
+# every port ACTIVE; ibnetdiscover finds one switch and N CAs, each on
+# its port; ibtracert and saquery path records between every two other
+# hosts; ibv_rc_pingpong -c and ibv_ud_pingpong -c over LIDs (no GRH)
+# from every other host to host a; IPoIB pings between every two hosts;
+# ibqueryerrors finds no errors on the switch's ports at the end.
+# shellcheck source-path=SCRIPTDIR/..
+set -u
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+if [ -z "${SCIRE_HOST:-}" ] || [ -z "${SCIRE_HOSTS:-}" ]; then
+	skip "not on VM hosts (scripts/vm --hosts N)"
+fi
+for p in opensm ibstat ibnetdiscover ibtracert saquery ibqueryerrors ibv_rc_pingpong \
+	ibv_ud_pingpong ping; do
+	command -v "$p" >/dev/null || skip "$p not installed (opensm, infiniband-diags, ibverbs-utils)"
+done
+switch=$(command -v scire-ibswitch || echo "$SCIRE_BUILD/tools/ibswitch/scire-ibswitch")
+[ -x "$switch" ] || skip "no scire-ibswitch (make)"
+read -ra hosts <<<"$(hosts_names)"
+n=${#hosts[@]}
+me=$SCIRE_HOST
+a_addr=$(host_addr a)
+sw_port=4793
+dev=ibsw0
+work=$(mktemp -d)
+sw_pid='' osm_pid=''
+cleanup()
+{
+	[ -n "$osm_pid" ] && kill "$osm_pid" 2>/dev/null && wait "$osm_pid" 2>/dev/null
+	modprobe -r ib_ipoib 2>/dev/null
+	rdma link delete "$dev" 2>/dev/null
+	[ -n "$sw_pid" ] && kill "$sw_pid" 2>/dev/null && wait "$sw_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+modprobe ib_umad || fail "cannot load ib_umad"
+hosts_sync start 300 || fail "the other hosts never started"
+
+lid() { ibstat "$dev" | sed -n 's/^[[:space:]]*Base lid: //p'; }
+ipoib_ip() { echo "10.95.0.$(host_index "$1")"; }
+
+# --- the fabric ---------------------------------------------------------------
+rdma link add "$dev" type scire_ib netdev eth0 || fail "rdma link add $dev type scire_ib netdev eth0 failed"
+if [ "$me" = a ]; then
+	"$switch" --listen "$a_addr:$sw_port" --ports "$n" --verbose 2>"$work/switch.log" &
+	sw_pid=$!
+	wait_for 10 grep -q "ports at" "$work/switch.log" ||
+		fail "scire-ibswitch did not start: $(cat "$work/switch.log")"
+fi
+hosts_sync switch-up 120 || fail "the switch or another host's $dev did not come up"
+# One host at a time, in host order: host k gets switch port k.
+for h in "${hosts[@]}"; do
+	if [ "$h" = "$me" ]; then
+		echo "$a_addr:$sw_port" >"/sys/class/infiniband/$dev/ports/1/scire_ib_peer" ||
+			fail "cannot write $a_addr:$sw_port to $dev's scire_ib_peer"
+		wait_for 20 ib_port_is "$dev" Initializing ||
+			fail "$dev is $(ib_state "$dev") with the switch as its neighbour"
+	fi
+	hosts_sync "attached-$h" 120 || fail "host $h did not attach to the switch"
+done
+echo "host $me: $dev attached to the switch at $a_addr:$sw_port, INIT"
+
+guid=0x$(tr -d : <"/sys/class/infiniband/$dev/node_guid")
+if [ "$me" = a ]; then
+	opensm -g "$guid" -p 8 -f "$work/opensm.log" >"$work/opensm.out" 2>&1 &
+	osm_pid=$!
+fi
+wait_for 120 ib_port_is "$dev" Active ||
+	fail "$dev not ACTIVE 120 s after opensm started: $(ibstat "$dev")$([ "$me" = a ] && tail -30 "$work/opensm.log")"
+lid >"$SCIRE_SHARED/ibsw.lid.$me"
+echo "$guid" >"$SCIRE_SHARED/ibsw.guid.$me"
+hosts_sync active 180 || fail "another host's port did not become ACTIVE"
+declare -A lids
+for h in "${hosts[@]}"; do
+	lids[$h]=$(cat "$SCIRE_SHARED/ibsw.lid.$h")
+done
+echo "host $me: ACTIVE, LID $(lid); LIDs in host order: ${lids[*]}"
+
+failed=0
+if [ "$me" = a ]; then
+	topo=$(ibnetdiscover -C "$dev" 2>&1) || fail "ibnetdiscover failed:"$'\n'"$topo"
+	[ "$(grep -c '^Switch' <<<"$topo")" = 1 ] && [ "$(grep -c '^Ca' <<<"$topo")" = "$n" ] ||
+		fail "ibnetdiscover did not find one switch and $n CAs:"$'\n'"$topo"
+	# Each host's CA on the switch port of its place in host order.
+	for h in "${hosts[@]}"; do
+		u=$(sed 's/^0x0*//' <"$SCIRE_SHARED/ibsw.guid.$h")
+		p=$(host_index "$h")
+		grep -q "^\[$p\][[:space:]]*\"H-0*$u\"\[1\]" <<<"$topo" ||
+			fail "ibnetdiscover: host $h's CA is not on switch port $p:"$'\n'"$topo"
+	done
+	echo "ok: ibnetdiscover: one switch, $n CAs (one per VM), each on its port"
+	for s in "${hosts[@]}"; do
+		for d in "${hosts[@]}"; do
+			[ "$s" = "$d" ] && continue
+			tr_out=$(ibtracert -C "$dev" "${lids[$s]}" "${lids[$d]}" 2>&1) ||
+				fail "ibtracert ${lids[$s]} ${lids[$d]} ($s to $d) failed:"$'\n'"$tr_out"
+			grep -q switch <<<"$tr_out" ||
+				fail "ibtracert $s to $d passes no switch:"$'\n'"$tr_out"
+			sa=$(saquery -C "$dev" --src-to-dst "${lids[$s]}:${lids[$d]}" 2>&1) ||
+				fail "saquery path $s to $d failed:"$'\n'"$sa"
+		done
+	done
+	echo "ok: ibtracert and saquery path records between every two hosts, through the switch"
+	ibqueryerrors -C "$dev" -k -K >/dev/null 2>&1
+fi
+hosts_sync discovered 300 || fail "host a's discovery did not finish"
+
+# --- verbs over LIDs, every other host to host a -----------------------------
+port=18600
+for h in "${hosts[@]}"; do
+	[ "$h" = a ] && continue
+	port=$((port + 1))
+	pp=(-d "$dev" -p "$port" -c -n 50 -s 4096)
+	hosts_duo "ibv_rc_pingpong -c over LIDs, $h to a" a "$h" ibv_rc_pingpong "${pp[@]}" -- \
+		ibv_rc_pingpong "${pp[@]}" "$a_addr" || failed=$((failed + 1))
+	port=$((port + 1))
+	pp=(-d "$dev" -p "$port" -c -n 50 -s 2048)
+	hosts_duo "ibv_ud_pingpong -c over LIDs, $h to a" a "$h" ibv_ud_pingpong "${pp[@]}" -- \
+		ibv_ud_pingpong "${pp[@]}" "$a_addr" || failed=$((failed + 1))
+done
+
+# --- IPoIB between every two hosts ---------------------------------------------
+modprobe ib_ipoib || fail "cannot load ib_ipoib"
+wait_for 10 ipoib_of "$dev" >/dev/null || fail "ib_ipoib made no interface for $dev: $(ip -br link)"
+ib_if=$(ipoib_of "$dev")
+ip link set "$ib_if" up && ip addr add "$(ipoib_ip "$me")/24" dev "$ib_if" ||
+	fail "cannot bring $ib_if up with $(ipoib_ip "$me")"
+wait_for 60 ipoib_carrier "" "$ib_if" || fail "$ib_if has no carrier (broadcast group not joined)"
+hosts_sync ipoib-up 180 || fail "another host's IPoIB did not come up"
+for h in "${hosts[@]}"; do
+	[ "$h" = "$me" ] && continue
+	if out=$(ping -c 3 -W 5 "$(ipoib_ip "$h")" 2>&1); then
+		echo "ok: IPoIB ping $me -> $h: $(grep -o '[0-9]* received' <<<"$out")"
+	else
+		echo "IPoIB ping $me -> $h failed:"$'\n'"$out"
+		failed=$((failed + 1))
+	fi
+done
+hosts_sync pinged 120 || fail "another host did not finish its pings"
+
+if [ "$me" = a ]; then
+	qe=$(ibqueryerrors -c -C "$dev" 2>&1)
+	if grep -q "^Errors for .*scire-ibswitch" <<<"$qe"; then
+		echo "ibqueryerrors finds errors at the switch after the traffic:"$'\n'"$qe"
+		failed=$((failed + 1))
+	else
+		echo "ok: ibqueryerrors finds no errors at the switch's ports"
+	fi
+fi
+hosts_sync finished 120 || fail "another host did not finish"
+[ "$failed" = 0 ] || fail "$failed of the runs above failed on host $me"
+echo "ok: host $me: pingpongs over LIDs and IPoIB through the switch of $n VMs"
+exit 0
