@@ -3,7 +3,9 @@
 #
 # An InfiniBand subnet of N VMs (scripts/vm --hosts N) through one
 # scire-ibswitch: 124-ib-switch.sh builds the same fabric from network
-# namespaces of one kernel; here every CA is another kernel. Host a runs
+# namespaces of one kernel; here every CA is another kernel. A host's
+# scire RoCE device on eth0 makes way and is added again at the end (a
+# netdev carries one scire device; rxe stays where 20 put it). Host a runs
 # the switch on its eth0 address (UDP 4793) beside its own scire_ib port
 # on the same eth0; every host adds ibsw0 (type scire_ib) on eth0 and
 # attaches it by writing the switch's ADDR:PORT to its scire_ib_peer, in
@@ -35,11 +37,18 @@ sw_port=4793
 dev=ibsw0
 work=$(mktemp -d)
 sw_pid='' osm_pid=''
+# A netdev carries one scire device: the RoCE one on eth0 (scire0) makes
+# way for the test's scire_ib port and comes back after it.
+# (scripts/vm names it scire0; rxe0 is rdma_rxe's.)
+roce=$(rdma link show | awk '/ netdev eth0( |$)/ { sub("/.*", "", $2); print $2; exit }')
+[[ $roce == scire* ]] || roce=
 cleanup()
 {
 	[ -n "$osm_pid" ] && kill "$osm_pid" 2>/dev/null && wait "$osm_pid" 2>/dev/null
 	modprobe -r ib_ipoib 2>/dev/null
 	rdma link delete "$dev" 2>/dev/null
+	[ -z "$roce" ] || rdma link add "$roce" type scire netdev eth0 ||
+		echo "cleanup: rdma link add $roce type scire netdev eth0 failed"
 	[ -n "$sw_pid" ] && kill "$sw_pid" 2>/dev/null && wait "$sw_pid" 2>/dev/null
 	rm -rf "$work"
 }
@@ -51,6 +60,9 @@ lid() { ibstat "$dev" | sed -n 's/^[[:space:]]*Base lid: //p'; }
 ipoib_ip() { echo "10.95.0.$(host_index "$1")"; }
 
 # --- the fabric ---------------------------------------------------------------
+if [ -n "$roce" ]; then
+	rdma link delete "$roce" || fail "rdma link delete $roce (the RoCE device on eth0) failed"
+fi
 rdma link add "$dev" type scire_ib netdev eth0 || fail "rdma link add $dev type scire_ib netdev eth0 failed"
 if [ "$me" = a ]; then
 	"$switch" --listen "$a_addr:$sw_port" --ports "$n" --verbose 2>"$work/switch.log" &
