@@ -9,7 +9,8 @@
 # its port 1 calls X and X gives it the first free port (3); c attaches
 # to Y (port 2). Y starts after X here, but either may start first.
 #
-# opensm on a sweeps through both: every port ACTIVE; ibnetdiscover finds
+# opensm (routing engine updn, X the root) on a sweeps through both: every port
+# ACTIVE, the LFTs from updn, not a fallback to minhop; ibnetdiscover finds
 # two switches and three CAs, X's port 3 cabled to Y's port 1;
 # ibtracert between a and c passes both switches; saquery path records
 # between a and c; ibv_rc_pingpong -c and ibv_ud_pingpong -c over LIDs
@@ -121,7 +122,14 @@ attach c "$sw_ip:$y_port"
 echo "ok: switch Y's port 1 cabled to switch X's port 3 (same address, two UDP ports); a, b on X, c on Y, in INIT"
 
 # --- opensm through both switches ------------------------------------------------
-opensm -g "$(guid_of a)" -p 8 -f "$work/opensm.log" >"$work/opensm.out" 2>&1 &
+# Up*/Down* routing, not opensm's default minhop (124 runs that one),
+# with X as its root: opensm finds roots by itself only where most CAs
+# are equally far from a switch (a fat tree's spine), which no switch of
+# this fabric is.
+sed -n 's/.*NodeGUID \(0x[0-9a-f]*\).*/\1/p' "$work/x.log" >"$work/roots"
+[ -s "$work/roots" ] || fail "switch X printed no NodeGUID: $(cat "$work/x.log")"
+opensm -g "$(guid_of a)" -p 8 -R updn -a "$work/roots" -D 0x07 -f "$work/opensm.log" \
+	>"$work/opensm.out" 2>&1 &
 osm_pid=$!
 for h in $hosts; do
 	wait_for 120 ib_port_is "sws$h" Active ||
@@ -133,6 +141,14 @@ topo=$(ibnetdiscover -C swsa 2>&1) || fail "ibnetdiscover failed:"$'\n'"$topo"
 grep -qE "^\[3\][[:space:]]+\"S-[0-9a-f]+\"\[1\]" <<<"$topo" ||
 	fail "ibnetdiscover: X's port 3 is not cabled to a switch's port 1:"$'\n'"$topo"
 echo "ok: opensm: all three ACTIVE; ibnetdiscover: two switches (X port 3 to Y port 1), three CAs"
+# The LFTs must be updn's: opensm says so in its log (with -D 0x07: not
+# at its default flags), and falls back to minhop, logging why, when an
+# engine fails.
+if grep -qiE "fall(ing)? ?back|routing engine.*failed|updn.*(ERR|cannot)" "$work/opensm.log" ||
+	! grep -q "updn tables configured on all switches" "$work/opensm.log"; then
+	fail "opensm did not route with updn:"$'\n'"$(grep -iE "fall|updn|routing|root" "$work/opensm.log" | head -30)"
+fi
+echo "ok: opensm routed with updn, switch X the root"
 
 la=$(lid_of a) lc=$(lid_of c)
 for pr in "$la $lc" "$lc $la"; do
