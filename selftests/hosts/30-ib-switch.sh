@@ -14,7 +14,10 @@
 # its port; ibtracert and saquery path records between every two other
 # hosts; ibv_rc_pingpong -c and ibv_ud_pingpong -c over LIDs (no GRH)
 # from every other host to host a; IPoIB pings between every two hosts;
-# ibqueryerrors finds no errors on the switch's ports at the end.
+# ibqueryerrors finds no errors on the switch's ports; then the last
+# host's eth0 goes down: its switch port goes down, opensm hears trap
+# 128, two other hosts (if there are) keep talking; eth0 back up, the
+# host is ACTIVE again and reaches a over IPoIB.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 # shellcheck source=../lib.sh
@@ -170,6 +173,45 @@ if [ "$me" = a ]; then
 		echo "ok: ibqueryerrors finds no errors at the switch's ports"
 	fi
 fi
+
+# --- a cut cable: the last host's eth0 goes down and comes back ----------------
+cut=${hosts[n - 1]}
+traps0=0
+[ "$me" != a ] || traps0=$(grep -c "num:128 " "$work/opensm.log")
+hosts_sync cut-ready 60 || fail "another host is not ready for the cut"
+if [ "$me" = "$cut" ]; then
+	ip link set eth0 down || fail "ip link set eth0 down failed"
+	wait_for 15 bash -c "! ibstat $dev | grep -q 'State: Active'" ||
+		fail "$dev still ACTIVE 15 s after eth0 went down"
+fi
+hosts_sync cut 60 || fail "host $cut did not cut its cable"
+if [ "$me" = a ]; then
+	wait_for 15 grep -q "port $(host_index "$cut") .*link down" "$work/switch.log" ||
+		fail "switch port $(host_index "$cut") did not go down with host $cut's eth0:"$'\n'"$(tail -5 "$work/switch.log")"
+	wait_value 30 -gt "$traps0" grep -c "num:128 " "$work/opensm.log" ||
+		fail "opensm logged no trap 128 for the switch's port $(host_index "$cut")"
+	echo "ok: host $cut's eth0 down: its switch port down, trap 128 at opensm"
+fi
+# The others keep working meanwhile.
+if [ "$n" -ge 3 ]; then
+	pp=(-d "$dev" -p 18650 -c -n 50 -s 2048)
+	hosts_duo "ibv_ud_pingpong -c b to a while host $cut is cut off" a b \
+		ibv_ud_pingpong "${pp[@]}" -- ibv_ud_pingpong "${pp[@]}" "$a_addr" ||
+		failed=$((failed + 1))
+fi
+hosts_sync cut-served 120 || fail "another host did not get past the cut"
+if [ "$me" = "$cut" ]; then
+	ip link set eth0 up || fail "ip link set eth0 up failed"
+	wait_for 120 ib_port_is "$dev" Active || fail "$dev not ACTIVE again 120 s after eth0 came up"
+	if out=$(ping -c 3 -W 5 "$(ipoib_ip a)" 2>&1); then
+		echo "ok: host $cut back: ACTIVE again, IPoIB ping to a: $(grep -o '[0-9]* received' <<<"$out")"
+	else
+		echo "IPoIB ping $cut -> a after the cable came back failed:"$'\n'"$out"
+		failed=$((failed + 1))
+	fi
+fi
+hosts_sync reconnected 180 || fail "host $cut did not come back"
+
 hosts_sync finished 120 || fail "another host did not finish"
 [ "$failed" = 0 ] || fail "$failed of the runs above failed on host $me"
 echo "ok: host $me: pingpongs over LIDs and IPoIB through the switch of $n VMs"
