@@ -30,7 +30,9 @@
 #   g       IPoIB: two scire_ib ports over a veth pair (MTU 9000), opensm,
 #           ib_ipoib; iperf3 TCP over the veth itself (the ceiling), then
 #           over IPoIB in datagram and in connected mode (rows tcp_veth_bw,
-#           ipoib_ud_bw, ipoib_cm_bw; size: the interface's MTU)
+#           ipoib_ud_bw, ipoib_cm_bw; size: the interface's MTU), then the
+#           same two ports through scire-ibswitch (ipoib_sw_cm_bw,
+#           ipoib_sw_ud_bw)
 #   nullb, NVMe-oF and h (bench/ulp.sh, issue 18): fio on null_blk (the
 #           ceiling), then NVMe-oF (nvmet-rdma and nvme-rdma on one
 #           device) over scire0 (column b) and rxe0 (column a), then
@@ -966,7 +968,7 @@ main()
 
 	# --- (g): IPoIB over two scire_ib ports -----------------------
 
-	say "config g (g) IPoIB|sib0 on $IB_IF_A (init_net, iperf3 client) <-> sib1 on $IB_IF_B (netns $IB_NS, iperf3 server) over a veth pair, MTU 9000, opensm on sib0; iperf3 TCP (\`-t $BW_SECS\`, one stream; MiB/s received) over the veth's own addresses (tcp_veth_bw: the ceiling), then over IPoIB in datagram mode (ipoib_ud_bw, MTU 2044) and connected mode (ipoib_cm_bw, MTU 65520)"
+	say "config g (g) IPoIB|sib0 on $IB_IF_A (init_net, iperf3 client) <-> sib1 on $IB_IF_B (netns $IB_NS, iperf3 server) over a veth pair, MTU 9000, opensm on sib0; iperf3 TCP (\`-t $BW_SECS\`, one stream; MiB/s received) over the veth's own addresses (tcp_veth_bw: the ceiling), then over IPoIB in datagram mode (ipoib_ud_bw, MTU 2044) and connected mode (ipoib_cm_bw, MTU 65520); then both ports cabled to scire-ibswitch at sib0's address instead of to each other, connected and datagram mode again (ipoib_sw_cm_bw, ipoib_sw_ud_bw)"
 	wanted g || say "skip g not among --only $only"
 	wanted g && (
 		err=$(mktemp)
@@ -1021,6 +1023,32 @@ main()
 		else
 			say "fail g ipoib_cm_bw 65520 cannot switch to connected mode with MTU 65520"
 		fi
+		# The same two ports through scire-ibswitch (in init_net at
+		# sib0's address): one more user-space relay each way.
+		sw=$(command -v scire-ibswitch || echo "$SCIRE_BUILD/tools/ibswitch/scire-ibswitch")
+		if [ ! -x "$sw" ]; then
+			say "fail g ipoib_sw_ud_bw 2044 no scire-ibswitch (make)"
+			exit 0
+		fi
+		"$sw" --listen "$IB_IP_A:4793" --ports 2 2>/dev/null &
+		swpid=$!
+		if ! { echo "$IB_IP_A:4793" >/sys/class/infiniband/sib0/ports/1/scire_ib_peer &&
+			echo "$IB_IP_A:4793" >/sys/class/infiniband/sib1/ports/1/scire_ib_peer; } 2>"$err" ||
+			! { wait_for 90 ib_port_is sib0 Active && wait_for 90 ib_port_is sib1 Active; } ||
+			! wait_for 60 ipoib_carrier "" "$ia" || ! wait_for 60 ipoib_carrier "$IB_NS" "$ib"; then
+			say "fail g ipoib_sw_ud_bw 2044 the ports did not come up ACTIVE through the switch: $(tr '\n' ' ' <"$err")"
+			kill "$swpid"
+			exit 0
+		fi
+		iperf_cell g ipoib_sw_cm_bw 65520 10.92.0.2
+		if echo datagram >"/sys/class/net/$ia/mode" &&
+			in_ns "$IB_NS" sh -c "echo datagram >/sys/class/net/$ib/mode" &&
+			ip link set "$ia" mtu 2044 && in_ns "$IB_NS" ip link set "$ib" mtu 2044; then
+			iperf_cell g ipoib_sw_ud_bw 2044 10.92.0.2
+		else
+			say "fail g ipoib_sw_ud_bw 2044 cannot switch back to datagram mode with MTU 2044"
+		fi
+		kill "$swpid"
 	)
 
 	# --- (a) and (d): rdma_rxe ------------------------------------
