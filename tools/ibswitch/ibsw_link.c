@@ -168,12 +168,7 @@ static void link_set(struct ibsw *sw, int port, bool up)
 /*
  * The port cabled to the peer that sent from @saddr:@sport, or 0. A
  * switch sends everything from the port it listens on, so its address
- * and UDP port name it, and two switches may share an address. A host's
- * scire_ib port greets from its own UDP port but sends DATA from each
- * QP's source port (kernel/ib/scire_ib_net.c): a datagram no port's
- * address and UDP port match is the host's whose address it came from,
- * on the first port of that address this switch did not cable itself
- * (ibsw_port_link()), which is always another switch.
+ * and UDP port name it, and two switches may share an address.
  */
 static int port_of(const struct ibsw *sw, uint32_t saddr, uint16_t sport)
 {
@@ -184,6 +179,14 @@ static int port_of(const struct ibsw *sw, uint32_t saddr, uint16_t sport)
 	return 0;
 }
 
+/*
+ * The port a DATA datagram from @saddr:@sport came in on. A host's
+ * scire_ib port greets from its own UDP port but sends DATA from each
+ * QP's source port (kernel/ib/scire_ib_net.c): a datagram no port's
+ * address and UDP port match is the host's whose address it came from,
+ * on the first port of that address this switch did not cable itself
+ * (ibsw_port_link() cables switches only).
+ */
 static int port_of_data(const struct ibsw *sw, uint32_t saddr, uint16_t sport)
 {
 	int port = port_of(sw, saddr, sport);
@@ -431,13 +434,16 @@ void ibsw_tick(struct ibsw *sw, uint64_t now_ms)
 }
 
 /**
- * ibsw_port_link() - cable an external port to a peer at start: another
- * switch's port (an inter-switch link), or a host's scire_ib port.
+ * ibsw_port_link() - cable an external port to another switch at start
+ * (an inter-switch link).
  * @sw: the switch.
  * @port: 1..N, not yet attached.
- * @addr: the peer's IPv4 address, network order.
- * @udp_port: its UDP port, network order (a switch's --listen port, or
- *	      4792 for a host's scire_ib port).
+ * @addr: the other switch's IPv4 address, network order.
+ * @udp_port: the UDP port it listens on, network order.
+ *
+ * For switches only: a host's DATA comes from other UDP ports than its
+ * HELLOs, and a cabled port takes datagrams from its peer's address and
+ * UDP port alone (port_of_data()). Hosts attach themselves.
  *
  * The port greets the peer once a second from then on, link up or not,
  * so that of two switches cabled to each other either may start first;

@@ -174,8 +174,8 @@ static void usage(FILE *f)
 		"  --ports     external ports, 1..%d (default 8)\n"
 		"  --guid      NodeGUID (default: from the listen address and port)\n"
 		"  --node-desc NodeDescription (default \"scire-ibswitch ADDR:PORT\")\n"
-		"  --link      cable port P to another switch listening at ADDR[:PORT]\n"
-		"              (or a scire_ib port at ADDR:4792); this switch calls it\n"
+		"  --link      cable port P to another switch listening at ADDR[:PORT];\n"
+		"              this switch calls it\n"
 		"  --verbose   tell on stderr when a port's link goes up or down\n",
 		IBSW_DEFAULT_UDP_PORT, IBSW_MAX_PORTS);
 }
