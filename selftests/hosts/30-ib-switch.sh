@@ -12,8 +12,10 @@
 # host order, so that host k is on switch port k. opensm on host a makes
 # every port ACTIVE; ibnetdiscover finds one switch and N CAs, each on
 # its port; ibtracert and saquery path records between every two other
-# hosts; ibv_rc_pingpong -c and ibv_ud_pingpong -c over LIDs (no GRH)
-# from every other host to host a; IPoIB pings between every two hosts;
+# hosts; ibv_rc_pingpong -c, ibv_ud_pingpong -c and ib_write_bw over LIDs
+# (no GRH) between every two hosts; IPoIB pings between every two hosts
+# in datagram mode, then in connected mode (MTU 65520) pings again and
+# 1 MiB over TCP from the last host to a with its SHA-256 compared;
 # ibqueryerrors finds no errors on the switch's ports; then the last
 # host's eth0 goes down: its switch port goes down, opensm hears trap
 # 128, two other hosts (if there are) keep talking; eth0 back up, the
@@ -131,18 +133,28 @@ if [ "$me" = a ]; then
 fi
 hosts_sync discovered 300 || fail "host a's discovery did not finish"
 
-# --- verbs over LIDs, every other host to host a -----------------------------
+# --- verbs over LIDs, between every two hosts -----------------------------------
+# Each host serves some pairs and is a client in others, as 20 does.
 port=18600
-for h in "${hosts[@]}"; do
-	[ "$h" = a ] && continue
-	port=$((port + 1))
-	pp=(-d "$dev" -p "$port" -c -n 50 -s 4096)
-	hosts_duo "ibv_rc_pingpong -c over LIDs, $h to a" a "$h" ibv_rc_pingpong "${pp[@]}" -- \
-		ibv_rc_pingpong "${pp[@]}" "$a_addr" || failed=$((failed + 1))
-	port=$((port + 1))
-	pp=(-d "$dev" -p "$port" -c -n 50 -s 2048)
-	hosts_duo "ibv_ud_pingpong -c over LIDs, $h to a" a "$h" ibv_ud_pingpong "${pp[@]}" -- \
-		ibv_ud_pingpong "${pp[@]}" "$a_addr" || failed=$((failed + 1))
+for ((i = 0; i < n; i++)); do
+	for ((j = i + 1; j < n; j++)); do
+		if (((i + j) % 2)); then s=${hosts[i]} c=${hosts[j]}; else s=${hosts[j]} c=${hosts[i]}; fi
+		saddr=$(host_addr "$s")
+		port=$((port + 1))
+		pp=(-d "$dev" -p "$port" -c -n 50 -s 4096)
+		hosts_duo "ibv_rc_pingpong -c over LIDs, $c to $s" "$s" "$c" ibv_rc_pingpong "${pp[@]}" -- \
+			ibv_rc_pingpong "${pp[@]}" "$saddr" || failed=$((failed + 1))
+		port=$((port + 1))
+		pp=(-d "$dev" -p "$port" -c -n 50 -s 2048)
+		hosts_duo "ibv_ud_pingpong -c over LIDs, $c to $s" "$s" "$c" ibv_ud_pingpong "${pp[@]}" -- \
+			ibv_ud_pingpong "${pp[@]}" "$saddr" || failed=$((failed + 1))
+		if command -v ib_write_bw >/dev/null; then
+			port=$((port + 1))
+			pt=(-d "$dev" -F -p "$port" -s 65536 -n 100)
+			hosts_duo "ib_write_bw -s 65536 over LIDs, $c to $s" "$s" "$c" ib_write_bw "${pt[@]}" -- \
+				ib_write_bw "${pt[@]}" "$saddr" || failed=$((failed + 1))
+		fi
+	done
 done
 
 # --- IPoIB between every two hosts ---------------------------------------------
@@ -173,6 +185,61 @@ if [ "$me" = a ]; then
 		echo "ok: ibqueryerrors finds no errors at the switch's ports"
 	fi
 fi
+
+# --- IPoIB in connected mode: pings, and 1 MiB over TCP, checked ----------------
+last=${hosts[n - 1]}
+{ echo connected >"/sys/class/net/$ib_if/mode" && ip link set "$ib_if" mtu 65520; } ||
+	fail "cannot switch $ib_if to connected mode with MTU 65520"
+hosts_sync cm-up 120 || fail "another host did not switch to connected mode"
+for h in "${hosts[@]}"; do
+	[ "$h" = "$me" ] && continue
+	if out=$(ping -c 2 -W 5 -s 16000 "$(ipoib_ip "$h")" 2>&1); then
+		echo "ok: IPoIB connected mode, 16000-byte ping $me -> $h: $(grep -o '[0-9]* received' <<<"$out")"
+	else
+		echo "IPoIB connected-mode ping $me -> $h failed:"$'\n'"$out"
+		failed=$((failed + 1))
+	fi
+done
+hosts_sync cm-pinged 120 || fail "another host did not finish its connected-mode pings"
+if [ "$me" = a ]; then
+	timeout 120 python3 -c '
+import hashlib, socket, sys
+s = socket.create_server((sys.argv[1], 5301))
+c, _ = s.accept()
+h, n = hashlib.sha256(), 0
+while True:
+    b = c.recv(1 << 16)
+    if not b:
+        break
+    h.update(b)
+    n += len(b)
+print(n, h.hexdigest())' "$(ipoib_ip a)" >"$work/got" 2>&1 &
+	rcv_pid=$!
+	wait_for 30 tcp_listening 5301 || fail "the TCP receiver on a did not listen"
+fi
+hosts_sync tcp-ready 60 || fail "host a's TCP receiver is not ready"
+if [ "$me" = "$last" ]; then
+	head -c 1M /dev/urandom >"$work/blob"
+	echo "$(stat -c %s "$work/blob") $(sha256sum <"$work/blob" | cut -d' ' -f1)" >"$SCIRE_SHARED/ibsw.tcp.want"
+	timeout 120 python3 -c '
+import socket, sys
+c = socket.create_connection((sys.argv[1], 5301), timeout=60)
+with open(sys.argv[2], "rb") as f:
+    c.sendfile(f)
+c.shutdown(socket.SHUT_WR)
+c.recv(1)' "$(ipoib_ip a)" "$work/blob" || { echo "TCP over IPoIB $last -> a failed"; failed=$((failed + 1)); }
+fi
+hosts_sync tcp-sent 180 || fail "host $last did not finish sending"
+if [ "$me" = a ]; then
+	wait "$rcv_pid" || { echo "the TCP receiver on a failed: $(cat "$work/got")"; failed=$((failed + 1)); }
+	if [ "$(cat "$work/got")" = "$(cat "$SCIRE_SHARED/ibsw.tcp.want")" ]; then
+		echo "ok: IPoIB connected mode: 1 MiB over TCP from $last to a, byte count and SHA-256 equal"
+	else
+		echo "TCP $last -> a received '$(cat "$work/got")', sent '$(cat "$SCIRE_SHARED/ibsw.tcp.want")'"
+		failed=$((failed + 1))
+	fi
+fi
+hosts_sync tcp-done 60 || fail "another host did not finish the TCP transfer"
 
 # --- a cut cable: the last host's eth0 goes down and comes back ----------------
 cut=${hosts[n - 1]}
