@@ -22,6 +22,7 @@
 #include <linux/workqueue.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/iosys-map.h>
 #include <linux/smp.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
@@ -636,6 +637,10 @@ enum scire_mr_state {
  *		memory MR (@dm set).
  * @dm:		device memory MR (ibv_reg_dm_mr): the DM's mmap entry, a
  *		reference held so that @pages outlive the MR.
+ * @dmabuf:	dma-buf MR (ibv_reg_dmabuf_mr): the buffer, a reference
+ *		held, mapped into the kernel (@dmabuf_map) for the MR's life
+ *		so that @pages stay the buffer's.
+ * @dmabuf_map:	the kernel mapping of all of @dmabuf (dma_buf_vmap).
  * @pages:	SCIRE_MR_USER: one struct page per PAGE_SIZE of the region,
  *		starting at the page holding @iova (of the DM for a DM MR).
  * @page_va:	SCIRE_MR_FAST: kernel virtual addresses of the live pages,
@@ -664,6 +669,8 @@ struct scire_mr {
 	u64 length;
 	struct ib_umem *umem;
 	struct scire_mmap_entry *dm;
+	struct dma_buf *dmabuf;
+	struct iosys_map dmabuf_map;
 	struct page **pages;
 	u64 *page_va;
 	unsigned long npages;
@@ -1277,6 +1284,9 @@ void scire_dm_release_freed(struct scire_dev *sdev);
 struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
 			      struct uverbs_attr_bundle *attrs);
+struct ib_mr *scire_reg_dmabuf_mr(struct ib_pd *ibpd, u64 offset, u64 length,
+				  u64 iova, int fd, int access,
+				  struct ib_udata *udata);
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int scire_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);

@@ -402,4 +402,81 @@ static inline struct ib_mr *scire_reg_user_mr_op(struct ib_pd *ibpd,
 #define scire_reg_user_mr_op scire_reg_user_mr
 #endif
 
+/* Importing the DMA_BUF symbol namespace (dma_buf_get() and the rest). */
+#ifdef SCIRE_HAVE_IMPORT_NS_STRING
+#define SCIRE_IMPORT_NS_DMA_BUF MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define SCIRE_IMPORT_NS_DMA_BUF MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
+/*
+ * A kernel mapping of a whole dma-buf for an importer that holds no
+ * reservation lock: from 6.2 dma_buf_vmap() expects it held, and
+ * dma_buf_vmap_unlocked() takes it; 6.1's dma_buf_vmap() locks itself.
+ */
+#ifdef SCIRE_HAVE_DMA_BUF_VMAP_UNLOCKED
+#define scire_dma_buf_vmap dma_buf_vmap_unlocked
+#define scire_dma_buf_vunmap dma_buf_vunmap_unlocked
+#else
+#define scire_dma_buf_vmap dma_buf_vmap
+#define scire_dma_buf_vunmap dma_buf_vunmap
+#endif
+
+/*
+ * reg_user_mr_dmabuf: 6.1 passes the method's udata, 6.11 on the
+ * attribute bundle (its driver_udata is the same UHW), after 6.12 also a
+ * DMA handle, refused as for reg_user_mr.
+ */
+struct ib_mr *scire_reg_dmabuf_mr(struct ib_pd *ibpd, u64 offset, u64 length,
+				  u64 iova, int fd, int access,
+				  struct ib_udata *udata);
+
+#if defined(SCIRE_HAVE_REG_DMABUF_MR_DMAH)
+/**
+ * scire_reg_dmabuf_mr_op() - reg_user_mr_dmabuf with a DMA handle.
+ * @ibpd: the PD.
+ * @offset: bytes into the dma-buf.
+ * @length: bytes.
+ * @iova: the address the region is known by.
+ * @fd: the dma-buf's file descriptor.
+ * @access: IB_ACCESS_* rights.
+ * @dmah: a DMA handle: must be NULL.
+ * @attrs: the method's attributes (UHW in driver_udata).
+ *
+ * Return: as scire_reg_dmabuf_mr(); ERR_PTR(-EOPNOTSUPP) for a DMA handle.
+ */
+static inline struct ib_mr *
+scire_reg_dmabuf_mr_op(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova,
+		       int fd, int access, struct ib_dmah *dmah,
+		       struct uverbs_attr_bundle *attrs)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return scire_reg_dmabuf_mr(ibpd, offset, length, iova, fd, access,
+				   &attrs->driver_udata);
+}
+#elif defined(SCIRE_HAVE_REG_DMABUF_MR_ATTRS)
+/**
+ * scire_reg_dmabuf_mr_op() - reg_user_mr_dmabuf with the attribute bundle.
+ * @ibpd: the PD.
+ * @offset: bytes into the dma-buf.
+ * @length: bytes.
+ * @iova: the address the region is known by.
+ * @fd: the dma-buf's file descriptor.
+ * @access: IB_ACCESS_* rights.
+ * @attrs: the method's attributes (UHW in driver_udata).
+ *
+ * Return: as scire_reg_dmabuf_mr().
+ */
+static inline struct ib_mr *
+scire_reg_dmabuf_mr_op(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova,
+		       int fd, int access, struct uverbs_attr_bundle *attrs)
+{
+	return scire_reg_dmabuf_mr(ibpd, offset, length, iova, fd, access,
+				   &attrs->driver_udata);
+}
+#else
+#define scire_reg_dmabuf_mr_op scire_reg_dmabuf_mr
+#endif
+
 #endif /* SCIRE_COMPAT_H */

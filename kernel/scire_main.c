@@ -21,6 +21,7 @@ MODULE_AUTHOR("The scire authors");
 MODULE_DESCRIPTION("scire: software RoCEv2 and InfiniBand RDMA device with a SCIF-style RMA bridge");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("scire");
+SCIRE_IMPORT_NS_DMA_BUF;
 
 bool scire_fast_path = true;
 module_param_named(fast_path, scire_fast_path, bool, 0644);
@@ -159,6 +160,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.query_srq = scire_query_srq,
 	.reg_dm_mr = scire_reg_dm_mr,
 	.reg_user_mr = scire_reg_user_mr_op,
+	.reg_user_mr_dmabuf = scire_reg_dmabuf_mr_op,
 	.rereg_user_mr = scire_rereg_user_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	SCIRE_RESIZE_CQ_OP,

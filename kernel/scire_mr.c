@@ -30,6 +30,7 @@
  *
  * Copyright (c) 2026 The scire authors.
  */
+#include <linux/dma-buf.h>
 #include <linux/highmem.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -212,6 +213,13 @@ static void scire_mr_free(struct scire_mr *mr)
 	ib_umem_release(mr->umem);
 	if (mr->dm)
 		rdma_user_mmap_entry_put(&mr->dm->rdma);
+	if (mr->dmabuf) {
+		if (!iosys_map_is_null(&mr->dmabuf_map)) {
+			scire_dma_buf_vunmap(mr->dmabuf, &mr->dmabuf_map);
+			dma_buf_end_cpu_access(mr->dmabuf, DMA_BIDIRECTIONAL);
+		}
+		dma_buf_put(mr->dmabuf);
+	}
 	kvfree(mr->pages);
 	kvfree(mr->page_va);
 	kvfree(mr->map_va);
@@ -1021,6 +1029,118 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+/*
+ * The struct page behind a byte of a dma-buf's kernel mapping: exporters
+ * map system memory either with vmap() (udmabuf, the DRM shmem helpers,
+ * the system heap) or through the linear map (contiguous allocations).
+ */
+static struct page *scire_dmabuf_page(void *va)
+{
+	if (is_vmalloc_addr(va))
+		return vmalloc_to_page(va);
+	if (virt_addr_valid(va))
+		return virt_to_page(va);
+	return NULL;
+}
+
+/**
+ * scire_reg_dmabuf_mr() - register a dma-buf (ibv_reg_dmabuf_mr(3)).
+ * @ibpd: the PD.
+ * @offset: bytes into the dma-buf where the region starts.
+ * @length: bytes, 1..max_mr_size, within the dma-buf from @offset.
+ * @iova: the address the region is known by in work requests and packets
+ *	  (the core has checked it lies at @offset's offset in its page).
+ * @fd: the dma-buf's file descriptor in the calling process.
+ * @access: IB_ACCESS_* rights.
+ * @udata: UHW of the method: no fields.
+ *
+ * scire moves data with the CPU and has no DMA device (virtual DMA), so
+ * it does not attach to the buffer as a DMA importer (ib_umem_dmabuf,
+ * which dma_buf_attach()es the ib_device's DMA device); it is a CPU
+ * importer: the buffer is mapped into the kernel (dma_buf_vmap, which
+ * makes the exporter keep it in place: a pinned import, as
+ * ib_umem_dmabuf_get_pinned() gives hardware), CPU access is begun for
+ * the MR's life, and the mapping's pages form the MR's page list, so the
+ * data path treats it as a user MR. The MR holds a reference on the
+ * dma-buf: closing @fd does not end it; deregistration does.
+ *
+ * Context: process context, may sleep.
+ * Return: the MR or an ERR_PTR: -EBADF if @fd is not open, -EINVAL if it
+ * is no dma-buf, for a zero, too large or wrapping range or one past the
+ * buffer's end, unknown access bits, remote write or atomic without local
+ * write, or a non-zero UHW request; -EOPNOTSUPP for a buffer in I/O
+ * memory (device memory without struct pages, which the CPU copies of a
+ * software device cannot address as pages); the exporter's error from
+ * mapping it; -ENOMEM.
+ */
+struct ib_mr *scire_reg_dmabuf_mr(struct ib_pd *ibpd, u64 offset, u64 length,
+				  u64 iova, int fd, int access,
+				  struct ib_udata *udata)
+{
+	struct scire_dev *sdev = to_sdev(ibpd->device);
+	unsigned long first, i;
+	struct dma_buf *dmabuf;
+	struct scire_mr *mr;
+	int ret;
+
+	if (!scire_udata_in_ok(udata) || !scire_mr_access_ok(access))
+		return ERR_PTR(-EINVAL);
+	if (!length || length > SCIRE_MAX_MR_SIZE || iova + length < iova ||
+	    offset + length < offset)
+		return ERR_PTR(-EINVAL);
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return ERR_CAST(dmabuf);
+	if (offset + length > dmabuf->size) {
+		dma_buf_put(dmabuf);
+		return ERR_PTR(-EINVAL);
+	}
+	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
+	if (IS_ERR(mr)) {
+		dma_buf_put(dmabuf);
+		return ERR_CAST(mr);
+	}
+	mr->dmabuf = dmabuf;
+
+	ret = dma_buf_begin_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+	if (ret)
+		goto err_free;
+	ret = scire_dma_buf_vmap(dmabuf, &mr->dmabuf_map);
+	if (ret) {
+		dma_buf_end_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+		iosys_map_clear(&mr->dmabuf_map);
+		goto err_free;
+	}
+	if (mr->dmabuf_map.is_iomem) {
+		ret = -EOPNOTSUPP;
+		goto err_free;
+	}
+
+	first = offset >> PAGE_SHIFT;
+	mr->offset = offset_in_page(offset);
+	mr->npages = DIV_ROUND_UP(mr->offset + length, PAGE_SIZE);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < mr->npages; i++) {
+		mr->pages[i] = scire_dmabuf_page(mr->dmabuf_map.vaddr +
+						 (first + i) * PAGE_SIZE);
+		if (!mr->pages[i]) {
+			ret = -EOPNOTSUPP;
+			goto err_free;
+		}
+	}
+
+	return scire_mr_finish_user(sdev, mr, iova, length);
+
+err_free:
+	scire_mr_free(mr);
+	return ERR_PTR(ret);
+}
+
 /**
  * scire_rereg_user_mr() - reregister a user MR in place (IBA 11.2.8.2,
  * Reregister Memory Region; ibv_rereg_mr(3)).
@@ -1052,7 +1172,7 @@ err_free:
  * Context: process context, may sleep; the core holds the MR's uobject
  * for writing.
  * Return: NULL (reregistered in place) or an ERR_PTR: -EINVAL for a
- * non-user or device memory MR, a zero, too large or wrapping range,
+ * non-user, device memory or dma-buf MR, a zero, too large or wrapping range,
  * unknown access bits, remote write or atomic without local write, or a non-zero UHW request;
  * -EOPNOTSUPP for unknown flags; -EBUSY if windows are bound to it;
  * -EFAULT if the range is not mapped; -ENOMEM.
@@ -1074,7 +1194,7 @@ struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EINVAL);
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (mr->type != SCIRE_MR_USER || mr->dm ||
+	if (mr->type != SCIRE_MR_USER || mr->dm || mr->dmabuf ||
 	    !scire_mr_access_ok(new_access))
 		return ERR_PTR(-EINVAL);
 	if (flags & IB_MR_REREG_TRANS) {

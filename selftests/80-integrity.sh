@@ -10,8 +10,11 @@
 # restored. The two QPs are on one host: on scire this all runs first on
 # the same-host fast path (fast_path=1: units, where the path MTU does not
 # segment, so only MTU 4096 wr and 1024 mix), then on the wire path
-# (fast_path=0). SCIRE_SEED=N replays a seed; SCIRE_INTEGRITY_OPS sets the
-# ops per run (600).
+# (fast_path=0). Where the kernel has udmabuf (6.12 on; not bookworm's
+# 6.1) every buffer is then a dma-buf MR (-b, without windows: the core
+# grants a dma-buf MR no MW_BIND right), on both paths, at every path MTU
+# (256 to 4096) on the wire. SCIRE_SEED=N replays a seed;
+# SCIRE_INTEGRITY_OPS sets the ops per run (600).
 # shellcheck disable=SC2317 # functions run by trap and wait_for
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -61,16 +64,35 @@ fi
 seed=()
 [ -z "${SCIRE_SEED:-}" ] || seed=(-s "$SCIRE_SEED")
 
+# dma-buf MRs (scire only: rxe has no reg_user_mr_dmabuf).
+dmabuf=0
+if dev_is_scire "$dev"; then
+	modprobe udmabuf 2>/dev/null
+	[ ! -c /dev/udmabuf ] || dmabuf=1
+	[ "$dmabuf" = 1 ] || echo "no /dev/udmabuf in kernel $(uname -r): no dma-buf runs"
+fi
+
 for mode in $(fast_path_modes "$dev"); do
 	runs=("${wire_runs[@]}")
 	[ "$mode" != 1 ] || runs=("4096 wr" "1024 mix")
+	if [ "$dmabuf" = 1 ]; then
+		if [ "$mode" = 1 ]; then
+			runs+=("4096 mix -b")
+		else
+			runs+=("256 post -b" "512 wr -b" "1024 mix -b" "2048 post -b" "4096 wr -b")
+		fi
+	fi
 	for run in "${runs[@]}"; do
-		read -r mtu api <<<"$run"
+		read -r mtu api mem <<<"$run"
+		# Windows (-w) on every run but the dma-buf ones: the core's
+		# REG_DMABUF_MR takes no MW_BIND right.
+		mem=${mem:--w}
 		start=$SECONDS
 		run_fast_path "$mode" "$dev" \
-			"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" -w -n "$ops" "${sizes[@]}" "${seed[@]}" "${quirks[@]}" ||
-			fail "scire_integrity -m $mtu -a $api -w -n $ops ${sizes[*]} ${quirks[*]} on $dev, $(fast_path_name "$mode") failed (replay: SCIRE_SEED=<the seed it printed>)"
-		echo "$(fast_path_name "$mode"), MTU $mtu, API $api: $((SECONDS - start)) s"
+			"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" "$mem" -n "$ops" "${sizes[@]}" "${seed[@]}" "${quirks[@]}" ||
+			fail "scire_integrity -m $mtu -a $api $mem -n $ops ${sizes[*]} ${quirks[*]} on $dev, $(fast_path_name "$mode") failed (replay: SCIRE_SEED=<the seed it printed>)"
+		[ "$mem" = -b ] && mem=", dma-buf MRs" || mem=
+		echo "$(fast_path_name "$mode"), MTU $mtu, API $api$mem: $((SECONDS - start)) s"
 	done
 done
 exit 0

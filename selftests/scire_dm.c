@@ -88,34 +88,6 @@ static void expect_errno(const char *check, const char *what, int ret, int expec
 		       expect ? t_errname(expect) : "success");
 }
 
-/*
- * One RDMA op from a fresh QP pair: local SGE (addr, len, lkey), remote
- * (raddr, rkey); expect the status.
- */
-static void rdma(const char *check, int write, uint64_t addr, uint32_t lkey, uint64_t raddr,
-		 uint32_t rkey, uint32_t len, enum ibv_wc_status expect, struct t_rc_pair *p)
-{
-	struct ibv_sge sge = { addr, len, lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 7, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
-		.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
-		.wr = { .rdma = { .remote_addr = raddr, .rkey = rkey } },
-	}, *bad;
-	struct ibv_wc wc;
-	int ret;
-
-	ret = ibv_post_send(p->a, &wr, &bad);
-	if (ret)
-		t_fatal("%s: post: %s", check, t_errname(ret));
-	if (!t_poll_one(p->cq, &wc, t_now() + 20))
-		t_fail("%s: no CQE for the %s within 20 s", check, write ? "WRITE" : "READ");
-	else if (wc.status != expect)
-		t_fail("%s: %s of %u bytes at %#llx rkey %#x: %s, expected %s", check,
-		       write ? "WRITE" : "READ", len, (unsigned long long)raddr, rkey,
-		       ibv_wc_status_str(wc.status), ibv_wc_status_str(expect));
-	usleep(20 * 1000);
-}
-
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dx;
@@ -231,8 +203,8 @@ int main(int argc, char **argv)
 			struct t_rc_pair p;
 
 			t_rc_pair_new(&p, pd, &path);
-			rdma("reg", 1, (uintptr_t)p.lbuf, p.lmr->lkey, 0, mr->rkey, 4,
-			     IBV_WC_REM_ACCESS_ERR, &p);
+			t_rc_rdma(&p, "reg", 1, (uintptr_t)p.lbuf, p.lmr->lkey, 0, mr->rkey, 4,
+				  IBV_WC_REM_ACCESS_ERR);
 			t_rc_pair_free(&p);
 			dm_check("reg", "after a WRITE into a 0-byte DM MR", dm);
 			if ((ret = ibv_dereg_mr(mr)))
@@ -251,14 +223,14 @@ int main(int argc, char **argv)
 		t_rc_pair_new(&p, pd, &path);
 		t_rand_fill(p.lbuf, 4096);
 		/* Straddles a page of the DM. */
-		rdma("write", 1, (uintptr_t)p.lbuf, p.lmr->lkey, 4000, mr->rkey, 3000,
-		     IBV_WC_SUCCESS, &p);
+		t_rc_rdma(&p, "write", 1, (uintptr_t)p.lbuf, p.lmr->lkey, 4000, mr->rkey, 3000,
+			  IBV_WC_SUCCESS);
 		memcpy(snap + MROFF + 4000, p.lbuf, 3000);
 		dm_check("write", "after a WRITE at MR offset 4000", dm);
 		t_rc_pair_free(&p);
 		t_rc_pair_new(&p, pd, &path);
-		rdma("write", 1, (uintptr_t)p.lbuf, p.lmr->lkey, MRLEN - 100, mr->rkey, 200,
-		     IBV_WC_REM_ACCESS_ERR, &p);
+		t_rc_rdma(&p, "write", 1, (uintptr_t)p.lbuf, p.lmr->lkey, MRLEN - 100, mr->rkey, 200,
+			  IBV_WC_REM_ACCESS_ERR);
 		t_rc_pair_free(&p);
 		dm_check("write", "after a WRITE past the MR's end", dm);
 	}
@@ -267,8 +239,8 @@ int main(int argc, char **argv)
 
 		dm_fill(dm);
 		t_rc_pair_new(&p, pd, &path);
-		rdma("read", 0, (uintptr_t)p.lbuf, p.lmr->lkey, 1000, mr->rkey, 4000,
-		     IBV_WC_SUCCESS, &p);
+		t_rc_rdma(&p, "read", 0, (uintptr_t)p.lbuf, p.lmr->lkey, 1000, mr->rkey, 4000,
+			  IBV_WC_SUCCESS);
 		if (memcmp(p.lbuf, snap + MROFF + 1000, 4000))
 			t_fail("read: READ from MR offset 1000 returned other bytes than the DM holds");
 		t_rc_pair_free(&p);
@@ -285,15 +257,15 @@ int main(int argc, char **argv)
 		dm_fill(dm);
 		t_rc_pair_new(&p, pd, &path);
 		/* DM MR offset 8000 -> the peer buffer. */
-		rdma("local-sge", 1, 8000, mr->lkey, (uintptr_t)peer, pmr->rkey, 2048,
-		     IBV_WC_SUCCESS, &p);
+		t_rc_rdma(&p, "local-sge", 1, 8000, mr->lkey, (uintptr_t)peer, pmr->rkey, 2048,
+			  IBV_WC_SUCCESS);
 		if (memcmp(peer, snap + MROFF + 8000, 2048))
 			t_fail("local-sge: the WRITE from DM MR offset 8000 delivered other bytes than the DM holds");
 		dm_check("local-sge", "after the WRITE from it", dm);
 		/* The peer buffer -> DM MR offset 12000, by READ. */
 		t_rand_fill(peer, sizeof(peer));
-		rdma("local-sge", 0, 12000, mr->lkey, (uintptr_t)peer, pmr->rkey, 1024,
-		     IBV_WC_SUCCESS, &p);
+		t_rc_rdma(&p, "local-sge", 0, 12000, mr->lkey, (uintptr_t)peer, pmr->rkey, 1024,
+			  IBV_WC_SUCCESS);
 		memcpy(snap + MROFF + 12000, peer, 1024);
 		t_rc_pair_free(&p);
 		dm_check("local-sge", "after the READ into it", dm);

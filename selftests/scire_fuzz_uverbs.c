@@ -8,7 +8,8 @@
  * (-t, default 30 s) is spent, take random actions:
  *
  *   - libibverbs: create, modify and destroy PDs, CQs (with and without a
- *     completion channel, resized, armed), MRs, MWs (bound by type 1 and
+ *     completion channel, resized, armed), MRs (dma-buf MRs too, over a
+ *     udmabuf of the worker's, where the kernel has /dev/udmabuf), MWs (bound by type 1 and
  *     type 2 binds), SRQs, RC/UC/UD QPs and AHs with random attributes;
  *     modify_qp along the valid path to RTS between the worker's own QPs
  *     and with random states, masks and attribute values; post sends and
@@ -58,6 +59,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/udmabuf.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,6 +231,12 @@ static struct ibv_comp_channel *raw_chan;	/* only raw CQs use it */
 static struct ibv_pd *pds[NOBJ];
 static struct fz_cq cqs[NOBJ];
 static struct fz_mr mrs[NOBJ];
+/*
+ * A worker's dma-buf (udmabuf over a memfd of NOBJ * MR_BUF bytes), where
+ * the kernel has udmabuf: MR slot i's buffer is its part i, mapped, so a
+ * slot's MR is an ordinary or a dma-buf MR over the same bytes. -1: none.
+ */
+static int dmabuf_fd = -1, dmabuf_memfd = -1;
 static struct ibv_mw *mws[NOBJ];
 static struct ibv_srq *srqs[NOBJ];
 static struct fz_qp qps[NOBJ];
@@ -594,6 +602,7 @@ static int pick_fd(void)
 	case 2: return ctx->cmd_fd;
 	case 3: return ctx->async_fd;
 	case 4: return chans[0] ? chans[0]->fd : 0;
+	case 5: return dmabuf_fd;
 	default: return raw_chan ? raw_chan->fd : -1;
 	}
 }
@@ -1397,11 +1406,35 @@ static void v_mr(void)
 	pd = any_pd();
 	if (!pd)
 		return;
-	if (!m->buf)
+	if (!m->buf && dmabuf_fd >= 0)
+		m->buf = mmap(NULL, MR_BUF, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf_memfd,
+			      (off_t)i * MR_BUF);
+	else if (!m->buf)
 		m->buf = mmap(NULL, MR_BUF, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m->buf == MAP_FAILED) {
 		m->buf = NULL;
+		return;
+	}
+	if (dmabuf_fd >= 0 && t_one_in(3)) {
+		uint64_t off = t_rand_below(MR_BUF / 2);
+		struct ibv_mr *bad;
+
+		step("reg_dmabuf_mr");
+		if (t_one_in(6)) {
+			/* Odd ranges and iovas: refused, or not kept. */
+			bad = verbp(ibv_reg_dmabuf_mr(pd, t_one_in(2) ? nasty64() : off,
+						      t_one_in(2) ? nasty64() : MR_BUF * NOBJ,
+						      nasty64(), pick_fd(), rand_access()));
+			if (bad)
+				verb(ibv_dereg_mr(bad));
+			return;
+		}
+		m->mr = verbp(ibv_reg_dmabuf_mr(pd, (uint64_t)i * MR_BUF + off,
+						t_rand_range(1, MR_BUF / 2),
+						(uintptr_t)m->buf + off, dmabuf_fd,
+						rand_access() |
+						(t_one_in(4) ? 0 : IBV_ACCESS_LOCAL_WRITE)));
 		return;
 	}
 	step("reg_mr");
@@ -1799,6 +1832,27 @@ static void nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+/* The worker's dma-buf, if /dev/udmabuf is there (see dmabuf_fd). */
+static void dmabuf_setup(void)
+{
+	struct udmabuf_create create = { .flags = UDMABUF_FLAGS_CLOEXEC,
+					 .size = (uint64_t)NOBJ * MR_BUF };
+	int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+
+	if (dev < 0)
+		return;
+	dmabuf_memfd = memfd_create("scire_fuzz_uverbs", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (dmabuf_memfd < 0 || ftruncate(dmabuf_memfd, (off_t)create.size) ||
+	    fcntl(dmabuf_memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		t_fatal("a sealed memfd for udmabuf: %s", t_errname(errno));
+	create.memfd = dmabuf_memfd;
+	dmabuf_fd = ioctl(dev, UDMABUF_CREATE, &create);
+	if (dmabuf_fd < 0)
+		t_fatal("UDMABUF_CREATE of %llu bytes: %s", (unsigned long long)create.size,
+			t_errname(errno));
+	close(dev);
+}
+
 static void worker_setup(const char *dev)
 {
 	int i;
@@ -1820,6 +1874,7 @@ static void worker_setup(const char *dev)
 	if (raw_chan)
 		nonblock(raw_chan->fd);
 	nonblock(ctx->async_fd);
+	dmabuf_setup();
 	/* A second context: the source of foreign handles. */
 	if (t_one_in(2)) {
 		ctx2 = t_open_device(dev);

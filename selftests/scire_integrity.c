@@ -2,7 +2,7 @@
 /*
  * scire_integrity -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]]
  *                 [-m MTU] [-n OPS] [-s SEED] [-a API] [-M MAXLEN] [-k KIND,...]
- *                 [-w] [-R] [-L] [-v]
+ *                 [-w] [-b] [-R] [-L] [-v]
  *
  * RC data integrity: two RC QPs of DEV, A and B, connected to each other
  * through DEV's RoCEv2 GID GIDIDX (default: the first IPv4-mapped one) with
@@ -50,6 +50,14 @@
  * and invalidated_rkey; no CQE beyond those expected. Atomic results are
  * 64-bit values in host byte order, as rxe returns them.
  *
+ * With -b every buffer is a dma-buf: the process's source and destination
+ * buffers are one memfd that udmabuf exports (/dev/udmabuf), mapped where
+ * the buffers would be and registered slot by slot with
+ * ibv_reg_dmabuf_mr(3) at the iova of that mapping, so every address and
+ * check is as without it. A process decides this for itself (with -P,
+ * either or both may pass -b). Not with -w: the core gives dma-buf MRs
+ * no MW_BIND right.
+ *
  * The seed is printed first; -s SEED replays a run exactly. -k limits the
  * ops to the kinds named (as printed, e.g. -k RDMA_READ,SEND). -v prints
  * every op as it is planned. Exit 0 only if everything matched.
@@ -91,9 +99,12 @@
  * Copyright (c) 2026 The scire authors.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/udmabuf.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -247,6 +258,7 @@ static struct {
 	enum api api;
 	uint32_t max_len;
 	int mw;
+	int dmabuf;			/* -b */
 	int verbose;
 	unsigned int kinds;		/* -k: bit per enum kind, 0 = all */
 	int rxe_quirks;			/* -R */
@@ -274,7 +286,7 @@ static const char *api_name(enum api api)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-v]\n",
+		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-b] [-v]\n",
 		argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -306,7 +318,7 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwv")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwbv")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gid_index = atoi(optarg); break;
@@ -332,6 +344,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'M': opt.max_len = strtoul(optarg, NULL, 0); break;
 		case 'w': opt.mw = 1; break;
+		case 'b': opt.dmabuf = 1; break;
 		case 'R':
 			opt.rxe_quirks = 1;
 			t_qp_timeout = 18;
@@ -344,6 +357,12 @@ static void parse_args(int argc, char **argv)
 		case 'k': opt.kinds = parse_kinds(optarg, argv[0]); break;
 		default: usage(argv[0]);
 		}
+	}
+	/* The core's REG_DMABUF_MR takes no IB_ACCESS_MW_BIND. */
+	if (opt.dmabuf && opt.mw) {
+		fprintf(stderr, "%s: -b and -w exclude each other: a dma-buf MR has no MW_BIND right\n",
+			argv[0]);
+		exit(T_EXIT_FAIL);
 	}
 	if (!opt.dev || optind != argc || (opt.gid_index2 >= 0 && !opt.dev2) ||
 	    (opt.peer_port && opt.dev2) || (opt.peer_addr && !opt.peer_port) ||
@@ -515,6 +534,35 @@ static uint8_t guard_byte(size_t i)
 	return (uint8_t)((i ^ (i >> 8) ^ (i >> 16)) * 0x9d + 0x3b);
 }
 
+/*
+ * -b: len bytes of a memfd mapped shared and exported as a dma-buf by
+ * udmabuf (*fd, its descriptor); MAP_FAILED with errno set if mapping
+ * fails. Without /dev/udmabuf, or if udmabuf refuses: fatal, saying so.
+ */
+static uint8_t *dmabuf_map(size_t len, int *fd)
+{
+	struct udmabuf_create create = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = len };
+	uint8_t *mem;
+	int dev, memfd;
+
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		t_fatal("-b: open /dev/udmabuf: %s", t_errname(errno));
+	memfd = memfd_create("scire_integrity", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, (off_t)len) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		t_fatal("-b: a sealed memfd of %zu bytes: %s", len, t_errname(errno));
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	create.memfd = memfd;
+	*fd = ioctl(dev, UDMABUF_CREATE, &create);
+	if (*fd < 0)
+		t_fatal("-b: UDMABUF_CREATE of %zu bytes: %s (udmabuf's size_limit_mb?)", len,
+			t_errname(errno));
+	close(memfd);
+	close(dev);
+	return mem;
+}
+
 static void setup_memory(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -540,10 +588,14 @@ static void setup_memory(void)
 
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
+		int fd = -1;
 		uint8_t *mem;
 
-		mem = mmap(NULL, area_len * 2 * NSLOT, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (opt.dmabuf && is_local(sd))
+			mem = dmabuf_map(area_len * 2 * NSLOT, &fd);
+		else
+			mem = mmap(NULL, area_len * 2 * NSLOT, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mem == MAP_FAILED)
 			t_fatal("mmap %zu bytes: %s", area_len * 2 * NSLOT, t_errname(errno));
 		for (k = 0; k < NSLOT; k++) {
@@ -553,8 +605,20 @@ static void setup_memory(void)
 			memcpy(sd->dst[k], guard, area_len);
 			if (!is_local(sd))
 				continue;
-			sd->src_mr[k] = ibv_reg_mr(sd->pd, sd->src[k], area_len, access);
-			sd->dst_mr[k] = ibv_reg_mr(sd->pd, sd->dst[k], area_len, access);
+			if (fd >= 0) {
+				sd->src_mr[k] = ibv_reg_dmabuf_mr(sd->pd, (2 * k) * area_len,
+								  area_len,
+								  (uintptr_t)sd->src[k], fd,
+								  access);
+				sd->dst_mr[k] = ibv_reg_dmabuf_mr(sd->pd,
+								  (2 * k + 1) * area_len,
+								  area_len,
+								  (uintptr_t)sd->dst[k], fd,
+								  access);
+			} else {
+				sd->src_mr[k] = ibv_reg_mr(sd->pd, sd->src[k], area_len, access);
+				sd->dst_mr[k] = ibv_reg_mr(sd->pd, sd->dst[k], area_len, access);
+			}
 			if (!sd->src_mr[k] || !sd->dst_mr[k])
 				t_fatal("reg_mr on %s of %zu bytes, access %#x: %s%s", sd->dev,
 					area_len, access, t_errname(errno),
@@ -564,6 +628,9 @@ static void setup_memory(void)
 			sd->src_rkey[k] = sd->src_mr[k]->rkey;
 			sd->dst_rkey[k] = sd->dst_mr[k]->rkey;
 		}
+		/* The MRs hold the dma-buf; the mapping holds the memfd. */
+		if (fd >= 0)
+			close(fd);
 	}
 	if (peer_fd >= 0) {
 		struct side *mine = &sides[me], *theirs = &sides[!me];

@@ -520,4 +520,40 @@ static inline int t_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double deadli
 	}
 }
 
+/*
+ * One signaled RDMA WRITE (write) or READ on p's requester: local SGE
+ * (addr, len, lkey), remote (raddr, rkey); a failed check (named check)
+ * unless its CQE comes within 20 s with status expect. Then a 20 ms pause,
+ * so that an ACK in flight does not meet the next test's QPs. Returns 1 if
+ * the CQE came with status expect, 0 otherwise.
+ */
+static inline int t_rc_rdma(struct t_rc_pair *p, const char *check, int write,
+			     uint64_t addr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+			     uint32_t len, enum ibv_wc_status expect)
+{
+	struct ibv_sge sge = { addr, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+		.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+		.wr = { .rdma = { .remote_addr = raddr, .rkey = rkey } },
+	}, *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = ibv_post_send(p->a, &wr, &bad);
+	if (ret)
+		t_fatal("%s: post: %s", check, t_errname(ret));
+	ret = 0;
+	if (!t_poll_one(p->cq, &wc, t_now() + 20))
+		t_fail("%s: no CQE for the %s within 20 s", check, write ? "WRITE" : "READ");
+	else if (wc.status != expect)
+		t_fail("%s: %s of %u bytes at %#llx rkey %#x: %s, expected %s", check,
+		       write ? "WRITE" : "READ", len, (unsigned long long)raddr, rkey,
+		       ibv_wc_status_str(wc.status), ibv_wc_status_str(expect));
+	else
+		ret = 1;
+	usleep(20 * 1000);
+	return ret;
+}
+
 #endif /* SCIRE_RC_H */

@@ -84,29 +84,12 @@ static void tbuf_check(const char *check, const char *what, struct tbuf *t)
 static void rdma(const char *check, struct ibv_pd *qpd, int write, struct tbuf *t,
 		 uint64_t addr, uint32_t rkey, uint32_t len, enum ibv_wc_status expect)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = {
-		.wr_id = 9, .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
-		.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
-		.wr = { .rdma = { .remote_addr = addr, .rkey = rkey } },
-	}, *bad;
-	struct ibv_wc wc;
 	struct t_rc_pair p;
-	int ret;
 
 	t_rc_pair_new(&p, qpd, &path);
 	t_rand_fill(p.lbuf, page);
-	sge = (struct ibv_sge){ (uintptr_t)p.lbuf, len, p.lmr->lkey };
-	ret = ibv_post_send(p.a, &wr, &bad);
-	if (ret)
-		t_fatal("%s: post: %s", check, t_errname(ret));
-	if (!t_poll_one(p.cq, &wc, t_now() + 20)) {
-		t_fail("%s: no CQE for the %s within 20 s", check, write ? "WRITE" : "READ");
-	} else if (wc.status != expect) {
-		t_fail("%s: %s of %u bytes at %#llx, rkey %#x: %s, expected %s", check,
-		       write ? "WRITE" : "READ", len, (unsigned long long)addr, rkey,
-		       ibv_wc_status_str(wc.status), ibv_wc_status_str(expect));
-	} else if (expect == IBV_WC_SUCCESS) {
+	if (t_rc_rdma(&p, check, write, (uintptr_t)p.lbuf, p.lmr->lkey, addr, rkey, len,
+		      expect) && expect == IBV_WC_SUCCESS) {
 		uint64_t off = addr - (uintptr_t)t->p;
 
 		if (write)
@@ -115,7 +98,6 @@ static void rdma(const char *check, struct ibv_pd *qpd, int write, struct tbuf *
 			t_fail("%s: READ at buffer offset %llu returned other bytes than the buffer holds",
 			       check, (unsigned long long)off);
 	}
-	usleep(20 * 1000);
 	t_rc_pair_free(&p);
 	tbuf_check(check, write ? "target buffer after the WRITE" : "buffer after the READ", t);
 }

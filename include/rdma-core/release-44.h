@@ -43,4 +43,21 @@ _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context size");
 
 #include "abi34-ops.h"
 
+/*
+ * rdma-core 44's ibv_cmd_reg_dmabuf_mr() takes no driver attributes (54
+ * added them); libscire calls it through scire_cmd_reg_dmabuf_mr(), whose
+ * arguments are the same in every release header.
+ */
+struct verbs_mr;
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+			  uint64_t iova, int fd, int access,
+			  struct verbs_mr *vmr);
+
+static inline int scire_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					  size_t length, uint64_t iova, int fd,
+					  int access, struct verbs_mr *vmr)
+{
+	return ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr);
+}
+
 #endif /* SCIRE_RDMA_CORE_RELEASE_H */

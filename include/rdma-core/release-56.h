@@ -9,8 +9,8 @@
  * Debian trixie's rdma-core 56.1-1 source (libibverbs/driver.h; its
  * patches touch only the mana provider) and pinned against the release's
  * public verbs.h by the static assertions below (x86_64, LP64). Its
- * driver.h differs from 44's only in helpers libscire does not call
- * (ibv_cmd_reg_dmabuf_mr's driver argument, ibv_cmd_create_cq_ex2).
+ * driver.h differs from 44's in ibv_cmd_reg_dmabuf_mr's driver argument
+ * (below) and in ibv_cmd_create_cq_ex2, which libscire does not call.
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -48,5 +48,26 @@ _Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.co
 _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context size");
 
 #include "abi34-ops.h"
+
+/*
+ * Since rdma-core 54 ibv_cmd_reg_dmabuf_mr() takes a driver ioctl
+ * attribute chain (driver, may be NULL); libscire passes NULL through
+ * scire_cmd_reg_dmabuf_mr(), whose arguments are the same in every
+ * release header.
+ */
+struct verbs_mr;
+struct ibv_command_buffer;
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+			  uint64_t iova, int fd, int access,
+			  struct verbs_mr *vmr,
+			  struct ibv_command_buffer *driver);
+
+static inline int scire_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					  size_t length, uint64_t iova, int fd,
+					  int access, struct verbs_mr *vmr)
+{
+	return ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
+				     NULL);
+}
 
 #endif /* SCIRE_RDMA_CORE_RELEASE_H */

@@ -143,6 +143,32 @@ static struct ibv_mr *scire_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * ibv_reg_dmabuf_mr(): bytes [offset, offset + length) of the dma-buf fd,
+ * known by iova. The kernel maps the buffer and checks everything (the
+ * range against the buffer, the access flags); the method carries no
+ * scire payload.
+ */
+static struct ibv_mr *scire_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					  size_t length, uint64_t iova, int fd,
+					  int access)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = scire_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access,
+				      vmr);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/*
  * ibv_rereg_mr(): the kernel reregisters the MR in place, keeping its lkey
  * and rkey (which ibv_cmd_rereg_mr() copies back from the response); it
  * refuses while memory windows are bound (EBUSY). The new virtual address
@@ -220,6 +246,7 @@ static const struct verbs_context_ops scire_ctx_ops = {
 	.query_qp = scire_query_qp,
 	.query_srq = scire_query_srq,
 	.reg_dm_mr = scire_reg_dm_mr,
+	.reg_dmabuf_mr = scire_reg_dmabuf_mr,
 	.reg_mr = scire_reg_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	.rereg_mr = scire_rereg_mr,
