@@ -124,6 +124,13 @@
  * @SCIRE_CNT_RESP_REM_ACCESS_ERR: requests the responder refused for
  *				their R_Key, range or rights, on either path:
  *				NAK'd on RC, dropped on UC (mlx5's name).
+ * @SCIRE_CNT_ODP_FAULTS:	on-demand paging: accesses that found a page of
+ *				an ODP MR missing and faulted it in (or
+ *				tried to), prefetches included.
+ * @SCIRE_CNT_ODP_INVALIDATIONS: on-demand paging: ranges of ODP MRs the
+ *				mm invalidated (munmap, migration, reclaim).
+ * @SCIRE_CNT_ODP_PREFETCHES:	on-demand paging: ibv_advise_mr() SGEs
+ *				prefetched.
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -150,6 +157,9 @@ enum scire_counter {
 	SCIRE_CNT_TRAPS_REPRESSED,
 	SCIRE_CNT_TRAPS_ABANDONED,
 	SCIRE_CNT_RESP_REM_ACCESS_ERR,
+	SCIRE_CNT_ODP_FAULTS,
+	SCIRE_CNT_ODP_INVALIDATIONS,
+	SCIRE_CNT_ODP_PREFETCHES,
 	SCIRE_CNT_MAX,
 };
 
@@ -520,9 +530,12 @@ struct scire_ucontext {
 /**
  * struct scire_pd - protection domain.
  * @ibpd: the core PD; must stay first.
+ * @num_odp_mr: ODP MRs of the PD. While there are any, its QPs never run
+ *	in softirq context (scire_qp_bh_ok()): faulting pages in sleeps.
  */
 struct scire_pd {
 	struct ib_pd ibpd;
+	atomic_t num_odp_mr;
 };
 
 /**
@@ -637,6 +650,10 @@ enum scire_mr_state {
  *		memory MR (@dm set).
  * @dm:		device memory MR (ibv_reg_dm_mr): the DM's mmap entry, a
  *		reference held so that @pages outlive the MR.
+ * @odp:	ODP MR (IB_ACCESS_ON_DEMAND): the core's ib_umem_odp (also
+ *		@umem); no @pages: the pages are looked up, and faulted in,
+ *		at each access (kernel/scire_odp.c).
+ * @odp_va:	ODP MR: the user virtual address of byte 0 of the region.
  * @dmabuf:	dma-buf MR (ibv_reg_dmabuf_mr): the buffer, a reference
  *		held, mapped into the kernel (@dmabuf_map) for the MR's life
  *		so that @pages stay the buffer's.
@@ -669,6 +686,8 @@ struct scire_mr {
 	u64 length;
 	struct ib_umem *umem;
 	struct scire_mmap_entry *dm;
+	struct ib_umem_odp *odp;
+	u64 odp_va;
 	struct dma_buf *dmabuf;
 	struct iosys_map dmabuf_map;
 	struct page **pages;
@@ -1284,6 +1303,16 @@ void scire_dm_release_freed(struct scire_dev *sdev);
 struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
 			      struct uverbs_attr_bundle *attrs);
+int scire_odp_reg(struct scire_mr *mr, u64 start, u64 length, int access);
+void scire_odp_unreg(struct scire_mr *mr);
+int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
+		   bool to_mr);
+struct page *scire_odp_word_get(struct scire_mr *mr, u64 off,
+				unsigned int *in_page);
+void scire_odp_word_put(struct scire_mr *mr);
+int scire_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
 struct ib_mr *scire_reg_dmabuf_mr(struct ib_pd *ibpd, u64 offset, u64 length,
 				  u64 iova, int fd, int access,
 				  struct ib_udata *udata);

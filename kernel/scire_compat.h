@@ -20,7 +20,9 @@
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <net/udp_tunnel.h>
+#include <linux/hmm.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -477,6 +479,59 @@ scire_reg_dmabuf_mr_op(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova,
 }
 #else
 #define scire_reg_dmabuf_mr_op scire_reg_dmabuf_mr
+#endif
+
+/*
+ * ODP MRs (kernel/scire_odp.c): the access masks of
+ * ib_umem_odp_map_dma_and_lock() and where a mapped page is found. Before
+ * the hmm_dma_map (6.12 and older) dma_list[idx] is non-zero while page
+ * idx is mapped, with ODP_WRITE_ALLOWED_BIT if writable, and the page is
+ * in pfn_list; after it, map.pfn_list[idx] has HMM_PFN_VALID (and
+ * HMM_PFN_WRITE) while mapped.
+ */
+/* odp_caps bits for RDMA FLUSH and ATOMIC WRITE, where the kernel has them. */
+#ifdef SCIRE_HAVE_ODP_SUPPORT_ATOMIC_WRITE
+#define SCIRE_ODP_SUPPORT_FLUSH		IB_ODP_SUPPORT_FLUSH
+#define SCIRE_ODP_SUPPORT_ATOMIC_WRITE	IB_ODP_SUPPORT_ATOMIC_WRITE
+#else
+#define SCIRE_ODP_SUPPORT_FLUSH		0
+#define SCIRE_ODP_SUPPORT_ATOMIC_WRITE	0
+#endif
+
+#ifdef SCIRE_HAVE_ODP_HMM_DMA_MAP
+#define SCIRE_ODP_READ	0
+#define SCIRE_ODP_WRITE	HMM_PFN_WRITE
+
+/* The page at user address @va of @odp: one pfn entry per PAGE_SIZE. */
+static inline struct page *scire_odp_page(struct ib_umem_odp *odp, u64 va,
+					  bool write)
+{
+	unsigned long pfn;
+
+	pfn = odp->map.pfn_list[(va - ib_umem_start(odp)) >> PAGE_SHIFT];
+	if (!(pfn & HMM_PFN_VALID) || (write && !(pfn & HMM_PFN_WRITE)))
+		return NULL;
+	return hmm_pfn_to_page(pfn);
+}
+#else
+#define SCIRE_ODP_READ	ODP_READ_ALLOWED_BIT
+#define SCIRE_ODP_WRITE	(ODP_READ_ALLOWED_BIT | ODP_WRITE_ALLOWED_BIT)
+
+/*
+ * The page at user address @va of @odp: dma_list has an entry per
+ * 2^page_shift bytes (a huge page with IB_ACCESS_HUGETLB), pfn_list one
+ * per PAGE_SIZE.
+ */
+static inline struct page *scire_odp_page(struct ib_umem_odp *odp, u64 va,
+					  bool write)
+{
+	u64 off = va - ib_umem_start(odp);
+	dma_addr_t dma = odp->dma_list[off >> odp->page_shift];
+
+	if (!dma || (write && !(dma & ODP_WRITE_ALLOWED_BIT)))
+		return NULL;
+	return hmm_pfn_to_page(odp->pfn_list[off >> PAGE_SHIFT]);
+}
 #endif
 
 #endif /* SCIRE_COMPAT_H */

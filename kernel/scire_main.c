@@ -161,6 +161,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.reg_dm_mr = scire_reg_dm_mr,
 	.reg_user_mr = scire_reg_user_mr_op,
 	.reg_user_mr_dmabuf = scire_reg_dmabuf_mr_op,
+	.advise_mr = scire_advise_mr,
 	.rereg_user_mr = scire_rereg_user_mr,
 	.req_notify_cq = scire_req_notify_cq,
 	SCIRE_RESIZE_CQ_OP,

@@ -43,7 +43,8 @@
 #define SCIRE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB |	  \
-			 IB_ACCESS_OPTIONAL | SCIRE_ACCESS_FLUSH_GLOBAL)
+			 IB_ACCESS_OPTIONAL | IB_ACCESS_ON_DEMAND | \
+			 SCIRE_ACCESS_FLUSH_GLOBAL)
 
 #define SCIRE_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
@@ -210,7 +211,10 @@ static struct scire_mr *scire_mr_alloc(struct ib_pd *ibpd, int access,
 
 static void scire_mr_free(struct scire_mr *mr)
 {
+	/* An ODP umem's release waits for an invalidation in progress. */
 	ib_umem_release(mr->umem);
+	if (mr->odp)
+		scire_odp_unreg(mr);
 	if (mr->dm)
 		rdma_user_mmap_entry_put(&mr->dm->rdma);
 	if (mr->dmabuf) {
@@ -652,12 +656,15 @@ static int scire_mr_io_check(struct scire_mr *mr, u64 start, u64 iova,
  * Never touches a byte outside the region: the range is checked again, and
  * every page index against the page list. A fast-reg MR invalidated since
  * the lookup no longer copies (IBA 10.6: an invalidated key grants nothing).
+ * An ODP MR's missing pages are faulted in (scire_odp_copy()).
  *
- * Context: any; no sleeping.
+ * Context: any, no sleeping; for an ODP MR process context, may sleep
+ * (the only context its PD's QPs run in).
  * Return: 0; -EINVAL if a fast-reg MR was invalidated; -ERANGE if the range
  * is outside the MR; -EACCES for a copy into an MR without local write;
  * -EFAULT for a DMA MR address that is not kernel memory or a page list
- * shorter than the region (a fast-reg MR re-registered under the caller).
+ * shorter than the region (a fast-reg MR re-registered under the caller),
+ * or an ODP range the owning process has not mapped (writable).
  */
 int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 		  bool to_mr)
@@ -671,6 +678,8 @@ int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 
 	switch (mr->type) {
 	case SCIRE_MR_USER:
+		if (mr->odp)
+			return scire_odp_copy(mr, iova - start, buf, len, to_mr);
 		return scire_copy_user(mr, iova - start, buf, len, to_mr);
 	case SCIRE_MR_DMA:
 		return scire_copy_kva(iova, buf, len, to_mr);
@@ -703,7 +712,17 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 
 	switch (mr->type) {
 	case SCIRE_MR_USER:
-		*page = scire_user_page(mr, iova - start, &in_page);
+		if (mr->odp) {
+			/* Held until scire_mr_word_put(): umem_mutex. */
+			*page = scire_odp_word_get(mr, iova - start, &in_page);
+			if (IS_ERR(*page)) {
+				ret = PTR_ERR(*page);
+				*page = NULL;
+				return ret;
+			}
+		} else {
+			*page = scire_user_page(mr, iova - start, &in_page);
+		}
 		if (!*page)
 			return -EFAULT;
 		*map = kmap_local_page(*page);
@@ -727,6 +746,8 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 	if (!IS_ALIGNED((uintptr_t)p, 8)) {
 		if (*map)
 			kunmap_local(*map);
+		if (mr->odp && *page)
+			scire_odp_word_put(mr);
 		*map = NULL;
 		*page = NULL;
 		return -EINVAL;
@@ -735,12 +756,15 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 	return 0;
 }
 
-static void scire_mr_word_put(struct page *page, void *map)
+static void scire_mr_word_put(struct scire_mr *mr, struct page *page,
+			      void *map)
 {
 	if (page)
 		flush_dcache_page(page);
 	if (map)
 		kunmap_local(map);
+	if (mr->odp && page)
+		scire_odp_word_put(mr);
 }
 
 /**
@@ -758,7 +782,7 @@ static void scire_mr_word_put(struct page *page, void *map)
  * instruction on the memory itself, so it is atomic against the CPU, other
  * scire atomics, and the process the memory belongs to.
  *
- * Context: any; no sleeping.
+ * Context: any, no sleeping; for an ODP MR process context, may sleep.
  * Return: 0; -EINVAL if @iova is not 8-byte aligned, or the memory behind
  * it is not (a user MR registered at an iova not congruent mod 8 with its
  * address), or a fast-reg MR was invalidated; -ERANGE if the 8 bytes are
@@ -784,7 +808,7 @@ int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
 		} while (!try_cmpxchg64(p, &old, old + compare_add));
 	}
 	*orig = old;
-	scire_mr_word_put(page, map);
+	scire_mr_word_put(mr, page, map);
 	return 0;
 }
 
@@ -799,7 +823,7 @@ int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
  * CPU atomic instruction), and what this QP placed before it is visible no
  * later than it is.
  *
- * Context: any; no sleeping.
+ * Context: any, no sleeping; for an ODP MR process context, may sleep.
  * Return: 0, or the errors of scire_mr_atomic().
  */
 int scire_mr_atomic_write(struct scire_mr *mr, u64 iova, const u8 *value)
@@ -815,7 +839,7 @@ int scire_mr_atomic_write(struct scire_mr *mr, u64 iova, const u8 *value)
 	memcpy(&v, value, sizeof(v));
 	/* Release: what this QP wrote before is seen no later than v. */
 	smp_store_release(p, v);
-	scire_mr_word_put(page, map);
+	scire_mr_word_put(mr, page, map);
 	return 0;
 }
 
@@ -919,13 +943,15 @@ static struct ib_mr *scire_mr_finish_user(struct scire_dev *sdev,
  * @access: IB_ACCESS_* rights.
  * @udata: REG_MR UHW: no fields.
  *
- * The pages are pinned (ib_umem_get) for the life of the MR.
+ * The pages are pinned (ib_umem_get) for the life of the MR; with
+ * IB_ACCESS_ON_DEMAND nothing is pinned, and pages are faulted in as the
+ * data path reaches them (scire_odp_reg(), kernel/scire_odp.c).
  *
  * Context: process context, may sleep.
  * Return: the MR or an ERR_PTR: -EINVAL for a zero or too large length,
  * an iova range that wraps, unknown access bits, remote write or atomic
- * without local write, or a non-zero UHW request; -EFAULT if the range is
- * not mapped; -ENOMEM.
+ * without local write, a non-zero UHW request, or implicit ODP; -EFAULT
+ * if the range is not mapped (not checked for ODP); -ENOMEM.
  */
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -944,6 +970,12 @@ struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
+	if (access & IB_ACCESS_ON_DEMAND) {
+		ret = scire_odp_reg(mr, start, length, access);
+		if (ret)
+			goto err_free;
+		return scire_mr_finish_user(sdev, mr, iova, length);
+	}
 	mr->umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		ret = PTR_ERR(mr->umem);
@@ -1068,7 +1100,8 @@ static struct page *scire_dmabuf_page(void *va)
  * Return: the MR or an ERR_PTR: -EBADF if @fd is not open, -EINVAL if it
  * is no dma-buf, for a zero, too large or wrapping range or one past the
  * buffer's end, unknown access bits, remote write or atomic without local
- * write, or a non-zero UHW request; -EOPNOTSUPP for a buffer in I/O
+ * write, or a non-zero UHW request; -EOPNOTSUPP for an exporter that
+ * gives no kernel mapping (no vmap: 6.1's udmabuf) or a buffer in I/O
  * memory (device memory without struct pages, which the CPU copies of a
  * software device cannot address as pages); the exporter's error from
  * mapping it; -ENOMEM.
@@ -1095,6 +1128,11 @@ struct ib_mr *scire_reg_dmabuf_mr(struct ib_pd *ibpd, u64 offset, u64 length,
 	if (offset + length > dmabuf->size) {
 		dma_buf_put(dmabuf);
 		return ERR_PTR(-EINVAL);
+	}
+	/* An exporter that gives no kernel mapping (6.1's udmabuf). */
+	if (!dmabuf->ops->vmap) {
+		dma_buf_put(dmabuf);
+		return ERR_PTR(-EOPNOTSUPP);
 	}
 	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);
 	if (IS_ERR(mr)) {
@@ -1172,7 +1210,8 @@ err_free:
  * Context: process context, may sleep; the core holds the MR's uobject
  * for writing.
  * Return: NULL (reregistered in place) or an ERR_PTR: -EINVAL for a
- * non-user, device memory or dma-buf MR, a zero, too large or wrapping range,
+ * non-user, device memory, dma-buf or ODP MR (or ODP asked for), a zero,
+ * too large or wrapping range,
  * unknown access bits, remote write or atomic without local write, or a non-zero UHW request;
  * -EOPNOTSUPP for unknown flags; -EBUSY if windows are bound to it;
  * -EFAULT if the range is not mapped; -ENOMEM.
@@ -1194,7 +1233,8 @@ struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EINVAL);
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (mr->type != SCIRE_MR_USER || mr->dm || mr->dmabuf ||
+	if (mr->type != SCIRE_MR_USER || mr->dm || mr->dmabuf || mr->odp ||
+	    (new_access & IB_ACCESS_ON_DEMAND) ||
 	    !scire_mr_access_ok(new_access))
 		return ERR_PTR(-EINVAL);
 	if (flags & IB_MR_REREG_TRANS) {
@@ -2021,6 +2061,12 @@ int scire_mr_frags(struct scire_mr *mr, u64 iova, struct sk_buff *skb,
 
 		switch (mr->type) {
 		case SCIRE_MR_USER:
+			/*
+			 * An ODP MR's pages may be invalidated once the skb
+			 * holds them: the caller copies instead.
+			 */
+			if (mr->odp)
+				return -EOPNOTSUPP;
 			page = scire_user_page(mr, off, &in_page);
 			if (!page)
 				return -EFAULT;
@@ -2141,6 +2187,39 @@ int scire_skb_walk(struct sk_buff *skb, u32 off, u32 len,
 	return ret;
 }
 
+/*
+ * scire_skb_walk() for a @fn that may sleep (it copies into an ODP MR):
+ * a payload in fragments goes through a bounce buffer (skb_copy_bits()),
+ * since scire_skb_walk() maps fragments atomically. Process context.
+ */
+static int scire_skb_walk_sleepable(struct sk_buff *skb, u32 off, u32 len,
+				    int (*fn)(void *arg, u8 *buf, u32 n),
+				    void *arg)
+{
+	u8 *bounce;
+	int ret = 0;
+
+	if ((u64)off + len > skb->len)
+		return -EINVAL;
+	if (off + len <= skb_headlen(skb))
+		return len ? fn(arg, skb->data + off, len) : 0;
+
+	bounce = kmalloc(min_t(u32, len, PAGE_SIZE), GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+	while (len && !ret) {
+		u32 n = min_t(u32, len, PAGE_SIZE);
+
+		ret = skb_copy_bits(skb, off, bounce, n);
+		if (!ret)
+			ret = fn(arg, bounce, n);
+		off += n;
+		len -= n;
+	}
+	kfree(bounce);
+	return ret;
+}
+
 static int scire_pkt_sgl_piece(void *arg, u8 *buf, u32 n)
 {
 	return scire_sgl_copy(arg, buf, n, true);
@@ -2161,6 +2240,10 @@ static int scire_pkt_sgl_piece(void *arg, u8 *buf, u32 n)
 int scire_pkt_to_sgl(struct sk_buff *skb, u32 off, u32 len,
 		     struct scire_sgl *sgl)
 {
+	/* The SGEs may be ODP MRs of the PD, whose copies may sleep. */
+	if (atomic_read(&sgl->pd->num_odp_mr))
+		return scire_skb_walk_sleepable(skb, off, len,
+						scire_pkt_sgl_piece, sgl);
 	return scire_skb_walk(skb, off, len, scire_pkt_sgl_piece, sgl);
 }
 
@@ -2198,6 +2281,9 @@ int scire_pkt_to_mr(struct sk_buff *skb, u32 off, u32 len,
 {
 	struct scire_pkt_mr_arg a = { .mr = mr, .iova = iova };
 
+	if (mr->odp)
+		return scire_skb_walk_sleepable(skb, off, len,
+						scire_pkt_mr_piece, &a);
 	return scire_skb_walk(skb, off, len, scire_pkt_mr_piece, &a);
 }
 

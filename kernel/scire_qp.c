@@ -90,10 +90,14 @@
 #define SCIRE_RETRY_MAX		7	/* 3-bit retry and RNR retry counts */
 #define SCIRE_RNR_TIMER_MAX	31	/* 5-bit RNR NAK timer code */
 
-/* Responder access rights a QP may grant (the FLUSH ones: scire_compat.h). */
+/*
+ * Responder access rights a QP may grant (the FLUSH ones: scire_compat.h).
+ * IB_ACCESS_ON_DEMAND is taken and means nothing for a QP (the MR decides,
+ * as on mlx5): rdma-core's ODP tests hand the MR's flags to the QP too.
+ */
 #define SCIRE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-				 SCIRE_ACCESS_FLUSH)
+				 IB_ACCESS_ON_DEMAND | SCIRE_ACCESS_FLUSH)
 
 /* Send flags a kernel send WR may carry. */
 #define SCIRE_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
@@ -161,6 +165,17 @@ static bool scire_qp_bh_state(enum ib_qp_state state)
 {
 	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
 	       state == IB_QPS_SQD;
+}
+
+/*
+ * May a softirq run (or a direct request with BHs off) take @qp in
+ * @state? Not while its PD has ODP MRs: reaching their pages may fault
+ * them in, which sleeps (kernel/scire_odp.c); the work item runs it.
+ */
+static bool scire_qp_bh_ok(struct scire_qp *qp, enum ib_qp_state state)
+{
+	return scire_qp_bh_state(state) &&
+	       !atomic_read(&to_spd(qp->ibqp.pd)->num_odp_mr);
 }
 
 /* Bytes of a ring mapping: the head, then num_entries slots. */
@@ -375,7 +390,7 @@ bool scire_qp_direct_lock(struct scire_qp *qp, bool atomic)
 		return true;
 	}
 	/* Under the bit, only a move to ERR can still happen. */
-	if (!scire_qp_bh_state(READ_ONCE(qp->state))) {
+	if (!scire_qp_bh_ok(qp, READ_ONCE(qp->state))) {
 		scire_qp_direct_unlock(qp, true);
 		return false;
 	}
@@ -895,7 +910,7 @@ static bool scire_qp_run(struct scire_qp *qp, bool doorbell,
 		}
 	}
 	state = READ_ONCE(qp->state);
-	if (bh && !scire_qp_bh_state(state)) {
+	if (bh && !scire_qp_bh_ok(qp, state)) {
 		/* The caller kicks the work item, which runs it instead. */
 		scire_qp_run_unlock(qp, bh);
 		return true;

@@ -37,6 +37,9 @@ static const struct rdma_stat_desc scire_counter_desc[SCIRE_CNT_MAX] = {
 	[SCIRE_CNT_TRAPS_REPRESSED] = { .name = "traps_repressed" },
 	[SCIRE_CNT_TRAPS_ABANDONED] = { .name = "traps_abandoned" },
 	[SCIRE_CNT_RESP_REM_ACCESS_ERR] = { .name = "resp_remote_access_errors" },
+	[SCIRE_CNT_ODP_FAULTS] = { .name = "odp_page_faults" },
+	[SCIRE_CNT_ODP_INVALIDATIONS] = { .name = "odp_invalidations" },
+	[SCIRE_CNT_ODP_PREFETCHES] = { .name = "odp_prefetches" },
 };
 
 /**

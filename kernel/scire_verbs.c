@@ -110,7 +110,23 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * No IBK_LOCAL_DMA_LKEY: the core gives each kernel PD a DMA MR of
 	 * its own, so the PD check covers local_dma_lkey too.
 	 */
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/*
+	 * Explicit ODP MRs (kernel/scire_odp.c) serve every access of every
+	 * transport on both paths; no implicit ODP (the whole address space).
+	 */
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV |
+		SCIRE_ODP_SUPPORT_FLUSH | SCIRE_ODP_SUPPORT_ATOMIC_WRITE;
+	attr->odp_caps.per_transport_caps.uc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_SRQ_RECV;
 	return 0;
 }
 

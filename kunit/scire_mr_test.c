@@ -215,7 +215,11 @@ static void scire_mr_access_rules(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, scire_mr_access_ok(IB_ACCESS_REMOTE_READ |
 						    IB_ACCESS_REMOTE_ATOMIC));
 	KUNIT_EXPECT_FALSE(test, scire_mr_access_ok(IB_ZERO_BASED));
-	KUNIT_EXPECT_FALSE(test, scire_mr_access_ok(IB_ACCESS_ON_DEMAND));
+	/* ODP MRs (kernel/scire_odp.c). */
+	KUNIT_EXPECT_TRUE(test, scire_mr_access_ok(IB_ACCESS_ON_DEMAND |
+						   IB_ACCESS_LOCAL_WRITE));
+	KUNIT_EXPECT_FALSE(test, scire_mr_access_ok(IB_ACCESS_ON_DEMAND |
+						    IB_ACCESS_REMOTE_WRITE));
 	KUNIT_EXPECT_FALSE(test, scire_mr_access_ok(BIT(30)));
 	KUNIT_EXPECT_FALSE(test, scire_mr_access_ok(-1));
 }

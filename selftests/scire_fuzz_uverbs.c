@@ -8,8 +8,9 @@
  * (-t, default 30 s) is spent, take random actions:
  *
  *   - libibverbs: create, modify and destroy PDs, CQs (with and without a
- *     completion channel, resized, armed), MRs (dma-buf MRs too, over a
- *     udmabuf of the worker's, where the kernel has /dev/udmabuf), MWs (bound by type 1 and
+ *     completion channel, resized, armed), MRs (on-demand paging ones, and
+ *     dma-buf MRs over a udmabuf of the worker's where the kernel has
+ *     /dev/udmabuf), MWs (bound by type 1 and
  *     type 2 binds), SRQs, RC/UC/UD QPs and AHs with random attributes;
  *     modify_qp along the valid path to RTS between the worker's own QPs
  *     and with random states, masks and attribute values; post sends and
@@ -1448,9 +1449,11 @@ static void v_mr(void)
 			verb(ibv_dereg_mr(bad));
 		return;
 	}
+	/* One in four on demand (ODP): its pages are faulted in as used. */
 	m->mr = verbp(ibv_reg_mr(pd, m->buf + t_rand_below(MR_BUF / 2),
 				 t_rand_range(1, MR_BUF / 2), rand_access() |
-				 (t_one_in(4) ? 0 : IBV_ACCESS_LOCAL_WRITE)));
+				 (t_one_in(4) ? 0 : IBV_ACCESS_LOCAL_WRITE) |
+				 (t_one_in(4) ? IBV_ACCESS_ON_DEMAND : 0)));
 }
 
 static void v_mw(void)

@@ -143,6 +143,19 @@ static struct ibv_mr *scire_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * ibv_advise_mr(): prefetch ranges of ODP MRs (IBV_ACCESS_ON_DEMAND). The
+ * kernel faults the pages in, before returning with
+ * IBV_ADVISE_MR_FLAG_FLUSH and without it too; it checks the lkeys, ranges
+ * and advice.
+ */
+static int scire_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			   uint32_t flags, struct ibv_sge *sg_list,
+			   uint32_t num_sges)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sges);
+}
+
+/*
  * ibv_reg_dmabuf_mr(): bytes [offset, offset + length) of the dma-buf fd,
  * known by iova. The kernel maps the buffer and checks everything (the
  * range against the buffer, the access flags); the method carries no
@@ -210,6 +223,7 @@ static void scire_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops scire_ctx_ops = {
+	.advise_mr = scire_advise_mr,
 	.alloc_dm = scire_alloc_dm,
 	.alloc_mw = scire_alloc_mw,
 	.alloc_parent_domain = scire_alloc_parent_domain,
