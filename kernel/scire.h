@@ -631,6 +631,8 @@ enum scire_mr_state {
 	SCIRE_MR_VALID,
 };
 
+struct scire_odp_implicit;
+
 /**
  * struct scire_mr - memory region.
  * @ibmr:	the core MR. For a fast-reg MR its lkey, rkey, iova and
@@ -654,6 +656,7 @@ enum scire_mr_state {
  *		@umem); no @pages: the pages are looked up, and faulted in,
  *		at each access (kernel/scire_odp.c).
  * @odp_va:	ODP MR: the user virtual address of byte 0 of the region.
+ * @odp_imp:	implicit ODP MR: its children (@odp is the implicit root).
  * @dmabuf:	dma-buf MR (ibv_reg_dmabuf_mr): the buffer, a reference
  *		held, mapped into the kernel (@dmabuf_map) for the MR's life
  *		so that @pages stay the buffer's.
@@ -688,6 +691,7 @@ struct scire_mr {
 	struct scire_mmap_entry *dm;
 	struct ib_umem_odp *odp;
 	u64 odp_va;
+	struct scire_odp_implicit *odp_imp;
 	struct dma_buf *dmabuf;
 	struct iosys_map dmabuf_map;
 	struct page **pages;
@@ -1308,8 +1312,8 @@ void scire_odp_unreg(struct scire_mr *mr);
 int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 		   bool to_mr);
 struct page *scire_odp_word_get(struct scire_mr *mr, u64 off,
-				unsigned int *in_page);
-void scire_odp_word_put(struct scire_mr *mr);
+				unsigned int *in_page, struct ib_umem_odp **held);
+void scire_odp_word_put(struct ib_umem_odp *held);
 int scire_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs);

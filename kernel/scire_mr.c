@@ -690,12 +690,14 @@ int scire_mr_copy(struct scire_mr *mr, u64 iova, void *buf, u32 len,
 }
 
 /*
- * The 8-byte aligned word at @iova of @mr, mapped: *@map and *@page are
- * what scire_mr_word_put() undoes. Return: 0 or the errno of
+ * The 8-byte aligned word at @iova of @mr, mapped: *@map, *@page and
+ * *@held (an ODP umem whose mutex is held) are what scire_mr_word_put()
+ * undoes. Return: 0 or the errno of
  * scire_mr_atomic().
  */
 static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
-			     struct page **page, void **map)
+			     struct page **page, void **map,
+			     struct ib_umem_odp **held)
 {
 	u64 start = READ_ONCE(mr->iova);
 	unsigned int in_page;
@@ -704,6 +706,7 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 
 	*page = NULL;
 	*map = NULL;
+	*held = NULL;
 	if (!IS_ALIGNED(iova, 8))
 		return -EINVAL;
 	ret = scire_mr_io_check(mr, start, iova, 8, true);
@@ -714,7 +717,8 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 	case SCIRE_MR_USER:
 		if (mr->odp) {
 			/* Held until scire_mr_word_put(): umem_mutex. */
-			*page = scire_odp_word_get(mr, iova - start, &in_page);
+			*page = scire_odp_word_get(mr, iova - start, &in_page,
+						   held);
 			if (IS_ERR(*page)) {
 				ret = PTR_ERR(*page);
 				*page = NULL;
@@ -746,8 +750,9 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 	if (!IS_ALIGNED((uintptr_t)p, 8)) {
 		if (*map)
 			kunmap_local(*map);
-		if (mr->odp && *page)
-			scire_odp_word_put(mr);
+		if (*held)
+			scire_odp_word_put(*held);
+		*held = NULL;
 		*map = NULL;
 		*page = NULL;
 		return -EINVAL;
@@ -756,15 +761,15 @@ static int scire_mr_word_get(struct scire_mr *mr, u64 iova, u64 **word,
 	return 0;
 }
 
-static void scire_mr_word_put(struct scire_mr *mr, struct page *page,
-			      void *map)
+static void scire_mr_word_put(struct page *page, void *map,
+			      struct ib_umem_odp *held)
 {
 	if (page)
 		flush_dcache_page(page);
 	if (map)
 		kunmap_local(map);
-	if (mr->odp && page)
-		scire_odp_word_put(mr);
+	if (held)
+		scire_odp_word_put(held);
 }
 
 /**
@@ -792,12 +797,13 @@ static void scire_mr_word_put(struct scire_mr *mr, struct page *page,
 int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
 		    u64 compare_add, u64 swap, u64 *orig)
 {
+	struct ib_umem_odp *held;
 	struct page *page;
 	void *map;
 	u64 *p, old;
 	int ret;
 
-	ret = scire_mr_word_get(mr, iova, &p, &page, &map);
+	ret = scire_mr_word_get(mr, iova, &p, &page, &map, &held);
 	if (ret)
 		return ret;
 	if (cmp_swp) {
@@ -808,7 +814,7 @@ int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
 		} while (!try_cmpxchg64(p, &old, old + compare_add));
 	}
 	*orig = old;
-	scire_mr_word_put(mr, page, map);
+	scire_mr_word_put(page, map, held);
 	return 0;
 }
 
@@ -828,18 +834,19 @@ int scire_mr_atomic(struct scire_mr *mr, u64 iova, bool cmp_swp,
  */
 int scire_mr_atomic_write(struct scire_mr *mr, u64 iova, const u8 *value)
 {
+	struct ib_umem_odp *held;
 	struct page *page;
 	void *map;
 	u64 *p, v;
 	int ret;
 
-	ret = scire_mr_word_get(mr, iova, &p, &page, &map);
+	ret = scire_mr_word_get(mr, iova, &p, &page, &map, &held);
 	if (ret)
 		return ret;
 	memcpy(&v, value, sizeof(v));
 	/* Release: what this QP wrote before is seen no later than v. */
 	smp_store_release(p, v);
-	scire_mr_word_put(mr, page, map);
+	scire_mr_word_put(page, map, held);
 	return 0;
 }
 
@@ -945,26 +952,33 @@ static struct ib_mr *scire_mr_finish_user(struct scire_dev *sdev,
  *
  * The pages are pinned (ib_umem_get) for the life of the MR; with
  * IB_ACCESS_ON_DEMAND nothing is pinned, and pages are faulted in as the
- * data path reaches them (scire_odp_reg(), kernel/scire_odp.c).
+ * data path reaches them (scire_odp_reg(), kernel/scire_odp.c); @start 0
+ * and @length U64_MAX then register the whole address space (implicit
+ * ODP), @iova being 0.
  *
  * Context: process context, may sleep.
  * Return: the MR or an ERR_PTR: -EINVAL for a zero or too large length,
  * an iova range that wraps, unknown access bits, remote write or atomic
- * without local write, a non-zero UHW request, or implicit ODP; -EFAULT
- * if the range is not mapped (not checked for ODP); -ENOMEM.
+ * without local write, or a non-zero UHW request; -EFAULT if the range is
+ * not mapped (not checked for ODP); -ENOMEM.
  */
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
 	struct scire_dev *sdev = to_sdev(ibpd->device);
 	struct scire_mr *mr;
+	bool implicit;
 	int ret;
 
 	if (!scire_udata_in_ok(udata))
 		return ERR_PTR(-EINVAL);
 	if (!scire_mr_access_ok(access))
 		return ERR_PTR(-EINVAL);
-	if (!length || length > SCIRE_MAX_MR_SIZE || iova + length < iova)
+	/* Implicit ODP: the whole address space (scire_odp_reg()). */
+	implicit = (access & IB_ACCESS_ON_DEMAND) && !start &&
+		   length == U64_MAX;
+	if (!length || (length > SCIRE_MAX_MR_SIZE && !implicit) ||
+	    iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
 	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_USER);

@@ -12,6 +12,13 @@
  * is read from or written to its old pages, and a later access faults the
  * new ones in.
  *
+ * An implicit ODP MR (ibv_reg_mr(pd, NULL, SIZE_MAX, ...ON_DEMAND): the
+ * whole address space, iova equal to the virtual address) is the core's
+ * implicit root umem with a child umem per 2 MiB chunk the data path
+ * reaches, made on first use (only over an existing VMA, so that remote
+ * input cannot make children for unmapped space) and kept until
+ * deregistration; each child is an explicit ODP umem with its notifier.
+ *
  * Faulting sleeps, so it needs process context: a QP whose PD has ODP MRs
  * never runs in softirq context (scire_qp_bh_ok()), and its runs happen in
  * the poster's system call or its work item. The same holds for a
@@ -24,6 +31,22 @@
 #include <rdma/ib_umem_odp.h>
 
 #include "scire.h"
+
+/* Children of an implicit ODP MR cover 2^SCIRE_ODP_CHILD_SHIFT bytes. */
+#define SCIRE_ODP_CHILD_SHIFT	21
+
+/**
+ * struct scire_odp_implicit - the children of an implicit ODP MR.
+ * @lock: serialises making children.
+ * @children: chunk index (address >> SCIRE_ODP_CHILD_SHIFT) -> its
+ *	      struct ib_umem_odp; entries are only added until the MR goes.
+ */
+struct scire_odp_implicit {
+	struct mutex lock;	/* held while a child is made */
+	struct xarray children;
+};
+
+static const struct mmu_interval_notifier_ops scire_odp_ops;
 
 /*
  * The page of @odp at user virtual address @va, if it is mapped, and
@@ -50,13 +73,13 @@ static bool scire_odp_present(struct ib_umem_odp *odp, u64 va, u64 len,
 }
 
 /*
- * Make [@va, @va + @len) of @mr's region present (writable if @write) and
- * return with umem_mutex held. Pages already there cost one look each;
+ * Make [@va, @va + @len) of @odp present (writable if @write) and return
+ * with its umem_mutex held. Pages already there cost one look each;
  * missing ones are faulted in, which sleeps.
  */
-static int scire_odp_lock(struct scire_mr *mr, u64 va, u64 len, bool write)
+static int scire_odp_lock(struct scire_mr *mr, struct ib_umem_odp *odp,
+			  u64 va, u64 len, bool write)
 {
-	struct ib_umem_odp *odp = mr->odp;
 	int ret;
 
 	might_sleep();
@@ -82,33 +105,77 @@ static int scire_odp_lock(struct scire_mr *mr, u64 va, u64 len, bool write)
 	return 0;
 }
 
-/**
- * scire_odp_copy() - copy between a range of an ODP MR and a kernel buffer.
- * @mr: an ODP MR held from scire_mr_lookup(), range and rights checked.
- * @off: byte offset in the region.
- * @buf: kernel buffer of @len bytes.
- * @len: bytes.
- * @to_mr: copy @buf into the MR (else the MR into @buf).
- *
- * Missing pages are faulted in first; the copy runs under umem_mutex, so
- * an invalidation of the range waits for it, and one that came first
- * makes this access fault the new pages in.
- *
- * Context: process context, may sleep (scire_qp_bh_ok() keeps QPs of a
- * PD with ODP MRs out of softirq runs).
- * Return: 0; -EFAULT if the range is not (or no longer) mapped in the
- * owning process, or not writable there for a copy into it; -ENOMEM.
+/*
+ * Is there a VMA at @va in the process that owns @root? Children of an
+ * implicit MR are made only for mapped address space.
  */
-int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
-		   bool to_mr)
+static bool scire_odp_mapped(struct ib_umem_odp *root, u64 va)
 {
-	struct ib_umem_odp *odp = mr->odp;
-	u64 va = mr->odp_va + off;
+	struct mm_struct *mm = root->umem.owning_mm;
+	bool mapped;
+
+	if (!mmget_not_zero(mm))
+		return false;
+	mmap_read_lock(mm);
+	mapped = vma_lookup(mm, va);
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return mapped;
+}
+
+/*
+ * The umem of @mr that holds @va, and in *@room the bytes from @va to its
+ * end: the MR's own for explicit ODP, else the child of @va's chunk, made
+ * now if need be. ERR_PTR(-EFAULT) for an address nothing is mapped at.
+ */
+static struct ib_umem_odp *scire_odp_umem(struct scire_mr *mr, u64 va,
+					  u64 *room)
+{
+	struct scire_odp_implicit *imp = mr->odp_imp;
+	unsigned long idx = va >> SCIRE_ODP_CHILD_SHIFT;
+	struct ib_umem_odp *child;
+	void *old;
+
+	if (!imp) {
+		*room = ib_umem_end(mr->odp) - va;
+		return mr->odp;
+	}
+	*room = ((u64)(idx + 1) << SCIRE_ODP_CHILD_SHIFT) - va;
+	child = xa_load(&imp->children, idx);
+	if (child)
+		return child;
+
+	mutex_lock(&imp->lock);
+	child = xa_load(&imp->children, idx);
+	if (child)
+		goto out;
+	if (!scire_odp_mapped(mr->odp, va)) {
+		child = ERR_PTR(-EFAULT);
+		goto out;
+	}
+	child = ib_umem_odp_alloc_child(mr->odp,
+					(u64)idx << SCIRE_ODP_CHILD_SHIFT,
+					1UL << SCIRE_ODP_CHILD_SHIFT,
+					&scire_odp_ops);
+	if (IS_ERR(child))
+		goto out;
+	old = xa_store(&imp->children, idx, child, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		ib_umem_odp_release(child);
+		child = ERR_PTR(xa_err(old));
+	}
+out:
+	mutex_unlock(&imp->lock);
+	return child;
+}
+
+/* scire_odp_copy() within one umem. */
+static int scire_odp_copy_one(struct scire_mr *mr, struct ib_umem_odp *odp,
+			      u64 va, u8 *buf, u32 len, bool to_mr)
+{
 	int ret;
 
-	if (!len)
-		return 0;
-	ret = scire_odp_lock(mr, va, len, to_mr);
+	ret = scire_odp_lock(mr, odp, va, len, to_mr);
 	if (ret)
 		return ret;
 	while (len) {
@@ -133,11 +200,54 @@ int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 }
 
 /**
+ * scire_odp_copy() - copy between a range of an ODP MR and a kernel buffer.
+ * @mr: an ODP MR held from scire_mr_lookup(), range and rights checked.
+ * @off: byte offset in the region.
+ * @buf: kernel buffer of @len bytes.
+ * @len: bytes.
+ * @to_mr: copy @buf into the MR (else the MR into @buf).
+ *
+ * Missing pages are faulted in first; the copy runs under umem_mutex, so
+ * an invalidation of the range waits for it, and one that came first
+ * makes this access fault the new pages in.
+ *
+ * Context: process context, may sleep (scire_qp_bh_ok() keeps QPs of a
+ * PD with ODP MRs out of softirq runs).
+ * Return: 0; -EFAULT if the range is not (or no longer) mapped in the
+ * owning process, or not writable there for a copy into it; -ENOMEM.
+ */
+int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
+		   bool to_mr)
+{
+	u64 va = mr->odp_va + off;
+
+	while (len) {
+		struct ib_umem_odp *odp;
+		u64 room;
+		u32 n;
+		int ret;
+
+		odp = scire_odp_umem(mr, va, &room);
+		if (IS_ERR(odp))
+			return PTR_ERR(odp);
+		n = min_t(u64, len, room);
+		ret = scire_odp_copy_one(mr, odp, va, buf, n, to_mr);
+		if (ret)
+			return ret;
+		va += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
  * scire_odp_word_get() - the page holding an 8-byte word of an ODP MR,
- * present and writable, with umem_mutex held.
+ * present and writable, with its umem's umem_mutex held.
  * @mr: an ODP MR held from scire_mr_lookup().
  * @off: byte offset of the 8-byte aligned word in the region.
  * @in_page: set to the word's offset in the page.
+ * @held: set to the umem whose mutex is held (a child of an implicit MR).
  *
  * For atomics and ATOMIC WRITE: release with scire_odp_word_put().
  *
@@ -145,31 +255,37 @@ int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
  * Return: the page, or an ERR_PTR as scire_odp_copy() fails.
  */
 struct page *scire_odp_word_get(struct scire_mr *mr, u64 off,
-				unsigned int *in_page)
+				unsigned int *in_page, struct ib_umem_odp **held)
 {
-	u64 va = mr->odp_va + off;
+	u64 va = mr->odp_va + off, room;
+	struct ib_umem_odp *odp;
 	struct page *page;
 	int ret;
 
-	ret = scire_odp_lock(mr, va, 8, true);
+	/* 8-byte aligned: the word lies in one chunk of an implicit MR. */
+	odp = scire_odp_umem(mr, va, &room);
+	if (IS_ERR(odp))
+		return ERR_CAST(odp);
+	ret = scire_odp_lock(mr, odp, va, 8, true);
 	if (ret)
 		return ERR_PTR(ret);
-	page = scire_odp_lookup(mr->odp, va, true);
+	page = scire_odp_lookup(odp, va, true);
 	if (WARN_ON_ONCE(!page)) {
-		mutex_unlock(&mr->odp->umem_mutex);
+		mutex_unlock(&odp->umem_mutex);
 		return ERR_PTR(-EFAULT);
 	}
 	*in_page = offset_in_page(va);
+	*held = odp;
 	return page;
 }
 
 /**
  * scire_odp_word_put() - release what scire_odp_word_get() took.
- * @mr: the ODP MR.
+ * @held: the umem it returned in *held.
  */
-void scire_odp_word_put(struct scire_mr *mr)
+void scire_odp_word_put(struct ib_umem_odp *held)
 {
-	mutex_unlock(&mr->odp->umem_mutex);
+	mutex_unlock(&held->umem_mutex);
 }
 
 /*
@@ -215,26 +331,40 @@ static const struct mmu_interval_notifier_ops scire_odp_ops = {
  * With IB_ACCESS_HUGETLB the core tracks the region in huge pages (it must
  * be hugetlbfs memory); scire still copies PAGE_SIZE at a time.
  *
- * Return: 0; -EINVAL for the whole address space (implicit ODP, which
- * scire does not offer: odp_caps has no IB_ODP_SUPPORT_IMPLICIT); the
- * errors of ib_umem_odp_get() (-EINVAL for IB_ACCESS_HUGETLB over memory
- * that is not hugetlbfs, -EFAULT, -ENOMEM).
+ * With @start 0 and @length U64_MAX the MR is implicit: the whole address
+ * space, its children made as the data path reaches them.
+ *
+ * Return: 0; the errors of ib_umem_odp_get() (-EINVAL for
+ * IB_ACCESS_HUGETLB over memory that is not hugetlbfs, -EFAULT, -ENOMEM)
+ * and of ib_umem_odp_alloc_implicit().
  */
 int scire_odp_reg(struct scire_mr *mr, u64 start, u64 length, int access)
 {
 	struct ib_umem_odp *odp;
 
-	if (!start && length == U64_MAX)
-		return -EINVAL;
-	odp = ib_umem_odp_get(mr->ibmr.device, start, length, access,
-			      &scire_odp_ops);
-	if (IS_ERR(odp))
+	if (!start && length == U64_MAX) {
+		/* Implicit: children are made as the data path needs them. */
+		mr->odp_imp = kzalloc(sizeof(*mr->odp_imp), GFP_KERNEL);
+		if (!mr->odp_imp)
+			return -ENOMEM;
+		mutex_init(&mr->odp_imp->lock);
+		xa_init(&mr->odp_imp->children);
+		odp = ib_umem_odp_alloc_implicit(mr->ibmr.device, access);
+	} else {
+		odp = ib_umem_odp_get(mr->ibmr.device, start, length, access,
+				      &scire_odp_ops);
+	}
+	if (IS_ERR(odp)) {
+		kfree(mr->odp_imp);
+		mr->odp_imp = NULL;
 		return PTR_ERR(odp);
+	}
 	mr->odp = odp;
 	mr->umem = &odp->umem;
 	mr->odp_va = start;
 	mr->offset = offset_in_page(start);
-	mr->npages = ib_umem_odp_num_pages(odp);
+	if (!mr->odp_imp)
+		mr->npages = ib_umem_odp_num_pages(odp);
 	atomic_inc(&to_spd(mr->ibmr.pd)->num_odp_mr);
 	/*
 	 * A softirq run that began before the count can no longer be
@@ -247,13 +377,51 @@ int scire_odp_reg(struct scire_mr *mr, u64 start, u64 length, int access)
 }
 
 /**
- * scire_odp_unreg() - undo scire_odp_reg()'s count on the PD.
- * @mr: an ODP MR no data-path user holds any more (its umem is released
- *	with the MR).
+ * scire_odp_unreg() - release an implicit MR's children and undo
+ * scire_odp_reg()'s count on the PD.
+ * @mr: an ODP MR no data-path user holds any more (its own umem, the
+ *	implicit root for an implicit MR, is released with the MR after
+ *	this).
  */
 void scire_odp_unreg(struct scire_mr *mr)
 {
+	struct scire_odp_implicit *imp = mr->odp_imp;
+
+	if (imp) {
+		struct ib_umem_odp *child;
+		unsigned long idx;
+
+		xa_for_each(&imp->children, idx, child)
+			ib_umem_odp_release(child);
+		xa_destroy(&imp->children);
+		mutex_destroy(&imp->lock);
+		kfree(imp);
+		mr->odp_imp = NULL;
+	}
 	atomic_dec(&to_spd(mr->ibmr.pd)->num_odp_mr);
+}
+
+/* Fault [@va, @va + @len) of @mr in, a umem (chunk) at a time. */
+static int scire_odp_prefetch(struct scire_mr *mr, u64 va, u64 len,
+			      bool write)
+{
+	while (len) {
+		struct ib_umem_odp *odp;
+		u64 room, n;
+		int ret;
+
+		odp = scire_odp_umem(mr, va, &room);
+		if (IS_ERR(odp))
+			return PTR_ERR(odp);
+		n = min(len, room);
+		ret = scire_odp_lock(mr, odp, va, n, write);
+		if (ret)
+			return ret;
+		mutex_unlock(&odp->umem_mutex);
+		va += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /**
@@ -313,11 +481,8 @@ int scire_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 			return -EINVAL;
 		}
 		scire_count(to_sdev(ibpd->device), SCIRE_CNT_ODP_PREFETCHES, 1);
-		ret = sg_list[i].length ?
-		      scire_odp_lock(mr, mr->odp_va + sg_list[i].addr -
-					 mr->iova, sg_list[i].length, write) : 0;
-		if (!ret && sg_list[i].length)
-			mutex_unlock(&mr->odp->umem_mutex);
+		ret = scire_odp_prefetch(mr, mr->odp_va + sg_list[i].addr -
+					 mr->iova, sg_list[i].length, write);
 		scire_mr_put(mr);
 		if (ret && (flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
 			return ret;

@@ -112,10 +112,11 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
 	/*
-	 * Explicit ODP MRs (kernel/scire_odp.c) serve every access of every
-	 * transport on both paths; no implicit ODP (the whole address space).
+	 * ODP MRs (kernel/scire_odp.c), explicit and implicit (the whole
+	 * address space), serve every access of every transport on both
+	 * paths.
 	 */
-	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |

@@ -8,10 +8,9 @@
  * touched, so the first access of each page is a fault. Every check is
  * named and fails saying what differed:
  *
- *   caps        odp_caps: IBV_ODP_SUPPORT without IMPLICIT; RC SEND, RECV,
+ *   caps        odp_caps: IBV_ODP_SUPPORT and IMPLICIT; RC SEND, RECV,
  *               WRITE, READ, ATOMIC and SRQ_RECV; UC SEND, RECV, WRITE;
- *               UD SEND, RECV; implicit ODP (the whole address space)
- *               refused
+ *               UD SEND, RECV
  *   write       RDMA WRITE into untouched pages lands (read back through
  *               the mapping); odp_page_faults grows
  *   read        RDMA READ of untouched pages returns zeros, of written
@@ -27,6 +26,10 @@
  *               grows) a WRITE there fails with a remote access error and
  *               nothing else changes; once memory is mapped there again,
  *               a WRITE lands in the new pages
+ *   implicit    an implicit ODP MR (ibv_reg_mr(pd, NULL, SIZE_MAX)): RDMA
+ *               WRITE at the address of fresh memory lands there, across a
+ *               2 MiB boundary; a READ returns it; an atomic works; at an
+ *               address nothing is mapped at: remote access error
  *
  * Copyright (c) 2026 The scire authors.
  */
@@ -111,8 +114,8 @@ int main(int argc, char **argv)
 		if (ret)
 			t_fatal("query_device_ex: %s", t_errname(ret));
 		if (!(dx.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
-		    (dx.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT))
-			t_fail("caps: general_caps %#llx, expected IBV_ODP_SUPPORT alone",
+		    !(dx.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT))
+			t_fail("caps: general_caps %#llx, expected IBV_ODP_SUPPORT and IMPLICIT",
 			       (unsigned long long)dx.odp_caps.general_caps);
 		if ((dx.odp_caps.per_transport_caps.rc_odp_caps & rc) != rc ||
 		    (dx.odp_caps.per_transport_caps.uc_odp_caps & uc) != uc ||
@@ -121,9 +124,9 @@ int main(int argc, char **argv)
 			       dx.odp_caps.per_transport_caps.rc_odp_caps,
 			       dx.odp_caps.per_transport_caps.uc_odp_caps,
 			       dx.odp_caps.per_transport_caps.ud_odp_caps, rc, uc, ud);
-		imr = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE);
+		imr = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_REMOTE_WRITE);
 		if (imr) {
-			t_fail("caps: implicit ODP (NULL, SIZE_MAX) registered, expected a refusal");
+			t_fail("caps: implicit ODP with remote write but no local write registered");
 			ibv_dereg_mr(imr);
 		}
 	}
@@ -306,6 +309,60 @@ int main(int argc, char **argv)
 		if (memcmp(odp + 14 * page + 8, p.lbuf, 100))
 			t_fail("unmap: the WRITE after mapping again did not land in the new pages");
 		t_rc_pair_free(&p);
+	}
+
+	CHECK("implicit") {
+		size_t big = 4 << 20;
+		struct ibv_mr *imr;
+		struct t_rc_pair p;
+		uint8_t *mem, *at;
+		uint64_t *w;
+
+		/* 4 MiB of fresh memory; the WRITE straddles a 2 MiB boundary. */
+		mem = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			t_fatal("implicit: mmap: %s", t_errname(errno));
+		at = (uint8_t *)(((uintptr_t)mem + (2 << 20)) & ~(uintptr_t)((2 << 20) - 1)) - 1000;
+		imr = ibv_reg_mr(pd, NULL, SIZE_MAX, RACC | IBV_ACCESS_ON_DEMAND);
+		if (!imr)
+			t_fatal("implicit: reg_mr(NULL, SIZE_MAX, ON_DEMAND): %s", t_errname(errno));
+		t_rc_pair_new(&p, pd, &path);
+		t_rand_fill(p.lbuf, page);
+		t_rc_rdma(&p, "implicit", 1, (uintptr_t)p.lbuf, p.lmr->lkey, (uintptr_t)at,
+			  imr->rkey, 3000, IBV_WC_SUCCESS);
+		if (memcmp(at, p.lbuf, 3000))
+			t_fail("implicit: the WRITE across the 2 MiB boundary did not land");
+		memset(p.lbuf, 0, page);
+		t_rc_rdma(&p, "implicit", 0, (uintptr_t)p.lbuf, p.lmr->lkey, (uintptr_t)at,
+			  imr->rkey, 3000, IBV_WC_SUCCESS);
+		if (memcmp(at, p.lbuf, 3000))
+			t_fail("implicit: the READ returned other bytes than memory holds");
+		t_rc_pair_free(&p);
+		t_rc_pair_new(&p, pd, &path);
+		{
+			struct ibv_mr *save = mr;
+
+			mr = imr;
+			w = (uint64_t *)(mem + 3 * page);
+			if (atomic_op(&p, "implicit", 0, (uintptr_t)w, 9, 0) != 0 || *w != 9)
+				t_fail("implicit: fetch-and-add 9 on a fresh word: now %llu",
+				       (unsigned long long)*w);
+			mr = save;
+		}
+		t_rc_pair_free(&p);
+		/*
+		 * The last 1 MiB goes; a WRITE there finds nothing mapped. The
+		 * pair first: its buffer's mmap() could take the hole.
+		 */
+		t_rc_pair_new(&p, pd, &path);
+		if (munmap(mem + big - (1 << 20), 1 << 20))
+			t_fatal("implicit: munmap: %s", t_errname(errno));
+		t_rc_rdma(&p, "implicit", 1, (uintptr_t)p.lbuf, p.lmr->lkey,
+			  (uintptr_t)mem + big - 4096, imr->rkey, 64, IBV_WC_REM_ACCESS_ERR);
+		t_rc_pair_free(&p);
+		if ((ret = ibv_dereg_mr(imr)))
+			t_fail("implicit: dereg_mr: %s", t_errname(ret));
+		munmap(mem, big - (1 << 20));
 	}
 
 	if ((ret = ibv_dereg_mr(mr)))
