@@ -15,7 +15,9 @@
 # cannot) every buffer is then a dma-buf MR (-b, without windows: the core
 # grants a dma-buf MR no MW_BIND right), on both paths, at every path MTU
 # (256 to 4096) on the wire. SCIRE_SEED=N replays a seed;
-# SCIRE_INTEGRITY_OPS sets the ops per run (600).
+# On scire also with every MR on-demand paging (-o) and with one implicit
+# ODP MR a side (-O), on both paths. SCIRE_INTEGRITY_OPS sets the ops per
+# run (600).
 # shellcheck disable=SC2317 # functions run by trap and wait_for
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -85,6 +87,15 @@ fi
 for mode in $(fast_path_modes "$dev"); do
 	runs=("${wire_runs[@]}")
 	[ "$mode" != 1 ] || runs=("4096 wr" "1024 mix")
+	# On-demand paging: every MR ODP (-o), or one implicit ODP MR a side
+	# (-O), windows too.
+	if dev_is_scire "$dev"; then
+		if [ "$mode" = 1 ]; then
+			runs+=("4096 mix -o -w" "1024 wr -O -w")
+		else
+			runs+=("1024 mix -o -w" "4096 post -O -w")
+		fi
+	fi
 	if [ "$dmabuf" = 1 ]; then
 		if [ "$mode" = 1 ]; then
 			runs+=("4096 mix -b")
@@ -97,11 +108,17 @@ for mode in $(fast_path_modes "$dev"); do
 		# Windows (-w) on every run but the dma-buf ones: the core's
 		# REG_DMABUF_MR takes no MW_BIND right.
 		mem=${mem:--w}
+		read -r -a memargs <<<"$mem"
 		start=$SECONDS
 		run_fast_path "$mode" "$dev" \
-			"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" "$mem" -n "$ops" "${sizes[@]}" "${seed[@]}" "${quirks[@]}" ||
+			"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" "${memargs[@]}" -n "$ops" "${sizes[@]}" "${seed[@]}" "${quirks[@]}" ||
 			fail "scire_integrity -m $mtu -a $api $mem -n $ops ${sizes[*]} ${quirks[*]} on $dev, $(fast_path_name "$mode") failed (replay: SCIRE_SEED=<the seed it printed>)"
-		[ "$mem" = -b ] && mem=", dma-buf MRs" || mem=
+		case $mem in
+		-b) mem=", dma-buf MRs" ;;
+		-o*) mem=", ODP MRs" ;;
+		-O*) mem=", implicit ODP MRs" ;;
+		*) mem= ;;
+		esac
 		echo "$(fast_path_name "$mode"), MTU $mtu, API $api$mem: $((SECONDS - start)) s"
 	done
 done

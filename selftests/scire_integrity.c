@@ -2,7 +2,7 @@
 /*
  * scire_integrity -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]]
  *                 [-m MTU] [-n OPS] [-s SEED] [-a API] [-M MAXLEN] [-k KIND,...]
- *                 [-w] [-b] [-R] [-L] [-v]
+ *                 [-w] [-b | -o | -O] [-R] [-L] [-v]
  *
  * RC data integrity: two RC QPs of DEV, A and B, connected to each other
  * through DEV's RoCEv2 GID GIDIDX (default: the first IPv4-mapped one) with
@@ -57,6 +57,11 @@
  * check is as without it. A process decides this for itself (with -P,
  * either or both may pass -b). Not with -w: the core gives dma-buf MRs
  * no MW_BIND right.
+ *
+ * With -o every MR is an on-demand paging MR (IBV_ACCESS_ON_DEMAND), which
+ * starts with no page mapped: every first access faults; with -O each QP's
+ * side has one implicit ODP MR (the whole address space) that every
+ * buffer, SGE and rkey of that side uses.
  *
  * The seed is printed first; -s SEED replays a run exactly. -k limits the
  * ops to the kinds named (as printed, e.g. -k RDMA_READ,SEND). -v prints
@@ -199,6 +204,7 @@ struct side {
 	struct ibv_cq *scq, *rcq;
 	uint8_t *src[NSLOT], *dst[NSLOT];
 	struct ibv_mr *src_mr[NSLOT], *dst_mr[NSLOT];
+	struct ibv_mr *imr;		/* -O: the side's implicit ODP MR */
 	/* What the other QP aims at: its MRs as the owning process sees them. */
 	uint64_t src_va[NSLOT], dst_va[NSLOT];
 	uint32_t src_rkey[NSLOT], dst_rkey[NSLOT];
@@ -259,6 +265,7 @@ static struct {
 	uint32_t max_len;
 	int mw;
 	int dmabuf;			/* -b */
+	int odp;			/* -o: 1, -O: 2 (implicit) */
 	int verbose;
 	unsigned int kinds;		/* -k: bit per enum kind, 0 = all */
 	int rxe_quirks;			/* -R */
@@ -286,7 +293,7 @@ static const char *api_name(enum api api)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-b] [-v]\n",
+		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-b | -o | -O] [-v]\n",
 		argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -318,7 +325,7 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwbv")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwboOv")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gid_index = atoi(optarg); break;
@@ -345,6 +352,8 @@ static void parse_args(int argc, char **argv)
 		case 'M': opt.max_len = strtoul(optarg, NULL, 0); break;
 		case 'w': opt.mw = 1; break;
 		case 'b': opt.dmabuf = 1; break;
+		case 'o': opt.odp = 1; break;
+		case 'O': opt.odp = 2; break;
 		case 'R':
 			opt.rxe_quirks = 1;
 			t_qp_timeout = 18;
@@ -361,6 +370,11 @@ static void parse_args(int argc, char **argv)
 	/* The core's REG_DMABUF_MR takes no IB_ACCESS_MW_BIND. */
 	if (opt.dmabuf && opt.mw) {
 		fprintf(stderr, "%s: -b and -w exclude each other: a dma-buf MR has no MW_BIND right\n",
+			argv[0]);
+		exit(T_EXIT_FAIL);
+	}
+	if (opt.dmabuf && opt.odp) {
+		fprintf(stderr, "%s: -b and -o/-O exclude each other: a dma-buf MR is not ODP\n",
 			argv[0]);
 		exit(T_EXIT_FAIL);
 	}
@@ -579,6 +593,8 @@ static void setup_memory(void)
 	area_len = (area_len + page - 1) / page * page;
 	if (opt.mw)
 		access |= IBV_ACCESS_MW_BIND;
+	if (opt.odp)
+		access |= IBV_ACCESS_ON_DEMAND;
 
 	guard = malloc(area_len);
 	if (!guard)
@@ -605,7 +621,12 @@ static void setup_memory(void)
 			memcpy(sd->dst[k], guard, area_len);
 			if (!is_local(sd))
 				continue;
-			if (fd >= 0) {
+			if (opt.odp == 2) {
+				if (!sd->imr)
+					sd->imr = ibv_reg_mr(sd->pd, NULL, SIZE_MAX, access);
+				sd->src_mr[k] = sd->imr;
+				sd->dst_mr[k] = sd->imr;
+			} else if (fd >= 0) {
 				sd->src_mr[k] = ibv_reg_dmabuf_mr(sd->pd, (2 * k) * area_len,
 								  area_len,
 								  (uintptr_t)sd->src[k], fd,
@@ -2101,11 +2122,13 @@ static void teardown(void)
 			t_fail("destroy_qp %c: %s", sd->name, t_errname(ret));
 		if ((ret = ibv_destroy_cq(sd->scq)) || (ret = ibv_destroy_cq(sd->rcq)))
 			t_fail("destroy_cq of QP %c: %s", sd->name, t_errname(ret));
-		for (k = 0; k < NSLOT; k++) {
+		for (k = 0; k < NSLOT && !sd->imr; k++) {
 			if ((ret = ibv_dereg_mr(sd->src_mr[k])) ||
 			    (ret = ibv_dereg_mr(sd->dst_mr[k])))
 				t_fail("dereg_mr: %s", t_errname(ret));
 		}
+		if (sd->imr && (ret = ibv_dereg_mr(sd->imr)))
+			t_fail("dereg_mr of the implicit ODP MR: %s", t_errname(ret));
 	}
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];
