@@ -481,14 +481,6 @@ scire_reg_dmabuf_mr_op(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova,
 #define scire_reg_dmabuf_mr_op scire_reg_dmabuf_mr
 #endif
 
-/*
- * ODP MRs (kernel/scire_odp.c): the access masks of
- * ib_umem_odp_map_dma_and_lock() and where a mapped page is found. Before
- * the hmm_dma_map (6.12 and older) dma_list[idx] is non-zero while page
- * idx is mapped, with ODP_WRITE_ALLOWED_BIT if writable, and the page is
- * in pfn_list; after it, map.pfn_list[idx] has HMM_PFN_VALID (and
- * HMM_PFN_WRITE) while mapped.
- */
 /* odp_caps bits for RDMA FLUSH and ATOMIC WRITE, where the kernel has them. */
 #ifdef SCIRE_HAVE_ODP_SUPPORT_ATOMIC_WRITE
 #define SCIRE_ODP_SUPPORT_FLUSH		IB_ODP_SUPPORT_FLUSH
@@ -498,6 +490,14 @@ scire_reg_dmabuf_mr_op(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova,
 #define SCIRE_ODP_SUPPORT_ATOMIC_WRITE	0
 #endif
 
+/*
+ * ODP MRs (kernel/scire_odp.c): the access masks of
+ * ib_umem_odp_map_dma_and_lock() and where a mapped page is found. Before
+ * the hmm_dma_map (6.12 and older) dma_list[idx] is non-zero while page
+ * idx is mapped, with ODP_WRITE_ALLOWED_BIT if writable, and the page is
+ * in pfn_list; after it, map.pfn_list[idx] has HMM_PFN_VALID (and
+ * HMM_PFN_WRITE) while mapped.
+ */
 #ifdef SCIRE_HAVE_ODP_HMM_DMA_MAP
 #define SCIRE_ODP_READ	0
 #define SCIRE_ODP_WRITE	HMM_PFN_WRITE

@@ -211,10 +211,13 @@ static struct scire_mr *scire_mr_alloc(struct ib_pd *ibpd, int access,
 
 static void scire_mr_free(struct scire_mr *mr)
 {
-	/* An ODP umem's release waits for an invalidation in progress. */
-	ib_umem_release(mr->umem);
+	/*
+	 * An implicit ODP MR's children go before its root; an ODP umem's
+	 * release waits for an invalidation in progress.
+	 */
 	if (mr->odp)
 		scire_odp_unreg(mr);
+	ib_umem_release(mr->umem);
 	if (mr->dm)
 		rdma_user_mmap_entry_put(&mr->dm->rdma);
 	if (mr->dmabuf) {
