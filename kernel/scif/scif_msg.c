@@ -1019,6 +1019,7 @@ int scif_conn_setup(struct scif_endpt *ep)
 	ep->rx_reported = 0;
 	ep->tx_sent = 0;
 	ep->tx_acked = 0;
+	scif_rma_conn_init(ep);
 	ep->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(ep->pd)) {
 		ret = PTR_ERR(ep->pd);

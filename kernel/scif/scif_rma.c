@@ -1468,6 +1468,29 @@ static int scif_rma_emit(struct scif_rma_ctx *ctx, u64 len, int send_flags)
 	return 0;
 }
 
+/**
+ * scif_rma_conn_init() - size an endpoint's RDMA WRs for its connection.
+ * @ep: an endpoint whose rdma_cm ID has its device and port.
+ *
+ * The most one WR moves: SCIF_RMA_WR_MAX, or the port's max_msg_sz if
+ * smaller. Asked when the connection is set up, not when an RMA builds its
+ * WRs under rma.lock: ib_query_port() of a RoCE port takes the RTNL
+ * (ib_get_eth_speed()), and rma.lock is taken under the mmap lock
+ * (scif_mmap_peer()), which a device faulting in ODP pages takes under
+ * its own QP locks, which rdma_cm takes under the RTNL.
+ *
+ * Context: process, no SCIF lock held.
+ */
+void scif_rma_conn_init(struct scif_endpt *ep)
+{
+	struct ib_port_attr attr;
+
+	ep->rma.max_wr = SCIF_RMA_WR_MAX;
+	if (!ib_query_port(ep->cm_id->device, ep->cm_id->port_num, &attr) &&
+	    attr.max_msg_sz)
+		ep->rma.max_wr = min_t(u32, SCIF_RMA_WR_MAX, attr.max_msg_sz);
+}
+
 /*
  * The endpoint's WR builder, reset for a new RMA. It is kept from one call
  * to the next: with init_on_alloc (Debian's default) a fresh one per call
@@ -1490,19 +1513,12 @@ static struct scif_rma_ctx *scif_rma_ctx_get(struct scif_endpt *ep,
 	}
 	if (opcode == IB_WR_RDMA_READ)
 		max = min_t(int, max, dev->attrs.max_sge_rd);
-	if (!ep->rma.max_wr) {
-		struct ib_port_attr attr;
-
-		ep->rma.max_wr = SCIF_RMA_WR_MAX;
-		if (!ib_query_port(dev, ep->cm_id->port_num, &attr) && attr.max_msg_sz)
-			ep->rma.max_wr = min_t(u32, SCIF_RMA_WR_MAX, attr.max_msg_sz);
-	}
 	/* Everything before wr[]; wr[] and sge[] are written as WRs are built. */
 	memset(ctx, 0, offsetof(struct scif_rma_ctx, wr));
 	ctx->ep = ep;
 	ctx->opcode = opcode;
 	ctx->max_sge = max(max, 1);
-	ctx->max_wr = ep->rma.max_wr;
+	ctx->max_wr = ep->rma.max_wr ?: SCIF_RMA_WR_MAX;
 	return ctx;
 }
 

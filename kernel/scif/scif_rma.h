@@ -206,6 +206,7 @@ struct scif_window *scif_win_find(struct rb_root_cached *root, u64 off, u64 len,
 struct scif_window *scif_win_next(struct scif_window *win);
 void scif_win_get(struct scif_window *win);
 void scif_win_put(struct scif_window *win);
+void scif_rma_conn_init(struct scif_endpt *ep);
 void scif_rma_reap_locked(struct scif_endpt *ep);
 void scif_rma_batch_done(struct scif_endpt *ep, u64 seq, int nwr, bool ok);
 int scif_rma_cover(struct scif_endpt *ep, u64 seq);
