@@ -534,4 +534,32 @@ static inline struct page *scire_odp_page(struct ib_umem_odp *odp, u64 va,
 }
 #endif
 
+/**
+ * scire_vmalloc_insert_pages() - map vmalloc()ed memory into all of a VMA.
+ * @vma: the VMA; its size is the caller's to check against the memory.
+ * @addr: the memory, page aligned, at least as long as @vma.
+ *
+ * remap_vmalloc_range() takes only vmalloc_user() memory, which cannot be
+ * charged to a memory cgroup; scire's rings and SCIF's receive rings are
+ * __vmalloc(GFP_KERNEL_ACCOUNT) memory, inserted page by page instead.
+ *
+ * Context: the mmap handler (mmap_lock held for writing).
+ * Return: 0 or the error of vm_insert_page().
+ */
+static inline int scire_vmalloc_insert_pages(struct vm_area_struct *vma,
+					     void *addr)
+{
+	unsigned long uaddr;
+	int ret;
+
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, uaddr, vmalloc_to_page(addr));
+		if (ret)
+			return ret;
+		addr += PAGE_SIZE;
+	}
+	return 0;
+}
+
 #endif /* SCIRE_COMPAT_H */

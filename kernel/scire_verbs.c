@@ -344,25 +344,6 @@ void scire_mmap_remove(struct scire_mmap_entry *entry)
 	rdma_user_mmap_entry_remove(&entry->rdma);
 }
 
-/*
- * Insert the pages of @addr into all of @vma, as remap_vmalloc_range()
- * does for vmalloc_user() memory only.
- */
-static int scire_mmap_pages(struct vm_area_struct *vma, void *addr)
-{
-	unsigned long uaddr;
-	int ret;
-
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
-		ret = vm_insert_page(vma, uaddr, vmalloc_to_page(addr));
-		if (ret)
-			return ret;
-		addr += PAGE_SIZE;
-	}
-	return 0;
-}
-
 /**
  * scire_mmap() - map a ring into a user process.
  * @ibuc: the context owning the mmap offset.
@@ -388,7 +369,7 @@ int scire_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		return -EINVAL;
 	entry = container_of(rdma, struct scire_mmap_entry, rdma);
 	vm_flags_clear(vma, VM_MAYEXEC);
-	ret = scire_mmap_pages(vma, entry->addr);
+	ret = scire_vmalloc_insert_pages(vma, entry->addr);
 	rdma_user_mmap_entry_put(rdma);
 	return ret;
 }

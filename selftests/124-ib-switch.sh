@@ -25,6 +25,8 @@
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=ibsw-lib.sh
+. "$(dirname "$0")/ibsw-lib.sh"
 
 for p in opensm ibstat smpquery ibnetdiscover ibtracert ibroute saquery perfquery \
 	ibqueryerrors sminfo ibv_rc_pingpong ibv_ud_pingpong rping ib_write_bw ib_send_lat ping python3; do
@@ -54,10 +56,6 @@ cleanup()
 }
 trap cleanup EXIT
 
-ip_of() { echo "192.168.94.$(($(printf %d "'$1") - 96))"; }	# a -> .1
-ipoib_ip() { echo "10.94.0.$(($(printf %d "'$1") - 96))"; }
-lid_of() { ibstat "sws$1" | sed -n 's/^[[:space:]]*Base lid: //p'; }
-guid_of() { echo "0x$(tr -d : <"/sys/class/infiniband/sws$1/node_guid")"; }
 
 # --- the fabric ---------------------------------------------------------------
 # A kernel without CONFIG_BRIDGE cannot make the three hosts' segment.
@@ -183,50 +181,13 @@ fabric_state()
 	tail -5 "$work/switch.log"
 }
 
-# --- verbs over LIDs --------------------------------------------------------------
-# pingpong TOOL ARGS...: server on host a, client on host c (TCP over the
-# bridge for the exchange); no -g: LID address handles, through the switch.
-pingpong()
-{
-	local tool=$1 out rc spid
-
-	shift
-	in_ns sw-a timeout 60 "$tool" -d swsa "$@" >"$work/srv" 2>&1 &
-	spid=$!
-	wait_for 30 tcp_listening_ns sw-a 18515 || fail "$tool server did not listen: $(cat "$work/srv")"
-	out=$(in_ns sw-c timeout 60 "$tool" -d swsc "$@" "$(ip_of a)" 2>&1)
-	rc=$?
-	wait "$spid" || fail "$tool $* server failed: $(cat "$work/srv")"$'\n'"$(fabric_state)"
-	[ "$rc" = 0 ] || fail "$tool $* client failed:"$'\n'"$out"$'\n'"$(fabric_state)"
-	grep -q "LID 0x" <<<"$out" || fail "$tool did not use LIDs:"$'\n'"$out"
-	echo "ok: $tool $* from c to a: $(grep 'bytes in' <<<"$out")"
-}
-pingpong ibv_rc_pingpong -n 20 -s 65536 -c
-pingpong ibv_ud_pingpong -n 20 -s 2048 -c
+# --- verbs over LIDs (ibsw-lib.sh) ------------------------------------------------
+ibsw_pingpong "" ibv_rc_pingpong -n 20 -s 65536 -c
+ibsw_pingpong "" ibv_ud_pingpong -n 20 -s 2048 -c
 
 # --- IPoIB ---------------------------------------------------------------------------
-modprobe ib_ipoib || fail "cannot load ib_ipoib"
-for h in $hosts; do
-	wait_for 10 ipoib_of "sws$h" >/dev/null || fail "ib_ipoib made no interface for sws$h: $(ip -br link)"
-	i=$(ipoib_of "sws$h")
-	ip link set "$i" netns "sw-$h" || fail "cannot move $i into sw-$h"
-	# Not renamed: IPoIB's debugfs entries keep the first name.
-	eval "ib_$h=$i"
-	ip -n "sw-$h" addr add "$(ipoib_ip "$h")/24" dev "$i"
-	ip -n "sw-$h" link set "$i" up
-done
-ipoib_if() { eval echo "\$ib_$1"; }
-for h in $hosts; do
-	wait_for 30 ipoib_carrier "sw-$h" "$(ipoib_if "$h")" ||
-		fail "no IPoIB carrier in sw-$h: the broadcast group was not joined: $(tail -20 "$work/opensm.log")"
-done
-for h in $hosts; do
-	for o in $hosts; do
-		[ "$h" = "$o" ] && continue
-		in_ns "sw-$h" ping -c 2 -i 0.3 -W 5 "$(ipoib_ip "$o")" >"$work/ping" ||
-			fail "IPoIB: no ping $h -> $o:"$'\n'"$(cat "$work/ping")"
-	done
-done
+ibsw_ipoib_up
+ibsw_ipoib_ping_all
 echo "ok: IPoIB: ping between every pair of hosts (ARP through the broadcast group's MFT)"
 
 # --- rdma_cm and perftest across the switch ------------------------------------------
@@ -396,5 +357,5 @@ for h in $hosts; do
 	wait_for 30 ib_port_is "sws$h" Active || fail "sws$h not ACTIVE under the new master: $(ibstat "sws$h")"
 done
 echo "ok: SM failover: b's standby opensm became MASTER when a's died, SM LID $la -> $lb on every port ($((SECONDS - t0)) s)"
-pingpong ibv_ud_pingpong -n 20 -s 2048 -c
+ibsw_pingpong ", under the new master" ibv_ud_pingpong -n 20 -s 2048 -c
 exit 0

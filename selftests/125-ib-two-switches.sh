@@ -23,6 +23,8 @@
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=ibsw-lib.sh
+. "$(dirname "$0")/ibsw-lib.sh"
 
 for p in opensm ibstat ibnetdiscover ibtracert saquery ibqueryerrors ibv_rc_pingpong \
 	ibv_ud_pingpong ping; do
@@ -52,10 +54,6 @@ cleanup()
 }
 trap cleanup EXIT
 
-ip_of() { echo "192.168.94.$(($(printf %d "'$1") - 96))"; }	# a -> .1
-ipoib_ip() { echo "10.94.0.$(($(printf %d "'$1") - 96))"; }
-lid_of() { ibstat "sws$1" | sed -n 's/^[[:space:]]*Base lid: //p'; }
-guid_of() { echo "0x$(tr -d : <"/sys/class/infiniband/sws$1/node_guid")"; }
 # switch_y: start switch Y, its port 1 cabled to X.
 switch_y()
 {
@@ -164,45 +162,11 @@ echo "ok: ibtracert between a and c passes both switches; saquery path records b
 ibqueryerrors -C swsa -k -K >/dev/null 2>&1
 
 # --- verbs and IPoIB across the inter-switch link -----------------------------------
-pingpong()
-{
-	local tool=$1 out rc spid
+ibsw_pingpong ", through both switches" ibv_rc_pingpong -n 20 -s 65536 -c
+ibsw_pingpong ", through both switches" ibv_ud_pingpong -n 20 -s 2048 -c
 
-	shift
-	in_ns sw-a timeout 60 "$tool" -d swsa "$@" >"$work/srv" 2>&1 &
-	spid=$!
-	wait_for 30 tcp_listening_ns sw-a 18515 || fail "$tool server did not listen: $(cat "$work/srv")"
-	out=$(in_ns sw-c timeout 60 "$tool" -d swsc "$@" "$(ip_of a)" 2>&1)
-	rc=$?
-	wait "$spid" || fail "$tool $* server failed: $(cat "$work/srv")"
-	[ "$rc" = 0 ] || fail "$tool $* client failed:"$'\n'"$out"
-	grep -q "LID 0x" <<<"$out" || fail "$tool did not use LIDs:"$'\n'"$out"
-	echo "ok: $tool $* from c to a, through both switches: $(grep 'bytes in' <<<"$out")"
-}
-pingpong ibv_rc_pingpong -n 20 -s 65536 -c
-pingpong ibv_ud_pingpong -n 20 -s 2048 -c
-
-modprobe ib_ipoib || fail "cannot load ib_ipoib"
-for h in $hosts; do
-	wait_for 10 ipoib_of "sws$h" >/dev/null || fail "ib_ipoib made no interface for sws$h: $(ip -br link)"
-	i=$(ipoib_of "sws$h")
-	ip link set "$i" netns "sw-$h" || fail "cannot move $i into sw-$h"
-	eval "ib_$h=$i"
-	ip -n "sw-$h" addr add "$(ipoib_ip "$h")/24" dev "$i"
-	ip -n "sw-$h" link set "$i" up
-done
-ipoib_if() { eval echo "\$ib_$1"; }
-for h in $hosts; do
-	wait_for 30 ipoib_carrier "sw-$h" "$(ipoib_if "$h")" ||
-		fail "no IPoIB carrier in sw-$h: the broadcast group was not joined: $(tail -20 "$work/opensm.log")"
-done
-for h in $hosts; do
-	for o in $hosts; do
-		[ "$h" = "$o" ] && continue
-		in_ns "sw-$h" ping -c 2 -i 0.3 -W 5 "$(ipoib_ip "$o")" >"$work/ping" ||
-			fail "IPoIB: no ping $h -> $o:"$'\n'"$(cat "$work/ping")"
-	done
-done
+ibsw_ipoib_up
+ibsw_ipoib_ping_all
 echo "ok: IPoIB: ping between every pair of hosts (ARP through the MFTs of both switches)"
 qe=$(ibqueryerrors -c -C swsa 2>&1)
 grep -q "^Errors for .*scire-ibswitch" <<<"$qe" &&
@@ -224,6 +188,6 @@ switch_y
 wait_for 15 x_port3_back ||
 	fail "X's port 3 did not come back with Y:"$'\n'"$(cat "$work/x.log")"
 wait_for 90 ib_port_is swsc Active || fail "swsc not ACTIVE again behind Y: $(ibstat swsc)"
-pingpong ibv_ud_pingpong -n 20 -s 2048 -c
+ibsw_pingpong ", Y back" ibv_ud_pingpong -n 20 -s 2048 -c
 echo "ok: Y stopped: X's port 3 down, trap 128 at opensm; Y back on X's port 3, c ACTIVE again"
 exit 0

@@ -503,26 +503,6 @@ static const struct vm_operations_struct scif_rx_vm_ops = {
 };
 
 /*
- * Insert the pages of the vmalloc()ed receive ring at @addr into all of
- * @vma (its size checked by the caller), as remap_vmalloc_range() does for
- * vmalloc_user() memory only.
- */
-static int scif_rx_map_pages(struct vm_area_struct *vma, void *addr)
-{
-	unsigned long uaddr;
-	int ret;
-
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
-		ret = vm_insert_page(vma, uaddr, vmalloc_to_page(addr));
-		if (ret)
-			return ret;
-		addr += PAGE_SIZE;
-	}
-	return 0;
-}
-
-/*
  * mmap(): a range of the peer's windows (scif_mmap_peer()), or, for a
  * mapping that starts at SCIRE_SCIF_RX_RING_OFFSET, the receive ring of a
  * connected endpoint, shared, for one process at a time (see
@@ -558,7 +538,7 @@ static int scif_fd_mmap(struct file *file, struct vm_area_struct *vma)
 	spin_unlock_bh(&ep->slock);
 	if (ret)
 		goto err_put;
-	ret = scif_rx_map_pages(vma, ep->rx_ctl);
+	ret = scire_vmalloc_insert_pages(vma, ep->rx_ctl);
 	if (ret) {
 		scif_rx_map_put(ep);
 		goto err_put;
