@@ -1016,9 +1016,14 @@ main()
 		ready=1
 		iperf_cell g tcp_veth_bw 9000 "$IB_IP_B"
 		iperf_cell g ipoib_ud_bw 2044 10.92.0.2
-		if echo connected >"/sys/class/net/$ia/mode" &&
-			in_ns "$IB_NS" sh -c "echo connected >/sys/class/net/$ib/mode" &&
-			ip link set "$ia" mtu 65520 && in_ns "$IB_NS" ip link set "$ib" mtu 65520; then
+		# ipoib_mode MODE MTU: both interfaces to MODE with MTU.
+		ipoib_mode()
+		{
+			echo "$1" >"/sys/class/net/$ia/mode" &&
+				in_ns "$IB_NS" sh -c "echo $1 >/sys/class/net/$ib/mode" &&
+				ip link set "$ia" mtu "$2" && in_ns "$IB_NS" ip link set "$ib" mtu "$2"
+		}
+		if ipoib_mode connected 65520; then
 			iperf_cell g ipoib_cm_bw 65520 10.92.0.2
 		else
 			say "fail g ipoib_cm_bw 65520 cannot switch to connected mode with MTU 65520"
@@ -1041,9 +1046,7 @@ main()
 			exit 0
 		fi
 		iperf_cell g ipoib_sw_cm_bw 65520 10.92.0.2
-		if echo datagram >"/sys/class/net/$ia/mode" &&
-			in_ns "$IB_NS" sh -c "echo datagram >/sys/class/net/$ib/mode" &&
-			ip link set "$ia" mtu 2044 && in_ns "$IB_NS" ip link set "$ib" mtu 2044; then
+		if ipoib_mode datagram 2044; then
 			iperf_cell g ipoib_sw_ud_bw 2044 10.92.0.2
 		else
 			say "fail g ipoib_sw_ud_bw 2044 cannot switch back to datagram mode with MTU 2044"

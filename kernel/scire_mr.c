@@ -522,20 +522,39 @@ static struct page *scire_user_page(struct scire_mr *mr, u64 off,
 	return mr->pages[index];
 }
 
-/*
- * A whole page between an MR page and a page-aligned buffer (a page of a
- * same-host unit). copy_page() is the architecture's page copy; on x86-64
- * with ERMS it is not the byte-granular rep movsb that memcpy() is.
+/**
+ * scire_copy_in_page() - copy between part of one MR page and a buffer.
+ * @page: the MR's page.
+ * @in_page: byte offset in @page, below PAGE_SIZE.
+ * @buf: kernel buffer of @n bytes.
+ * @n: bytes, at most PAGE_SIZE - @in_page.
+ * @to_mr: copy @buf into the page (else the page into @buf).
+ *
+ * A whole page against a page-aligned buffer (a page of a same-host unit)
+ * goes through copy_page(), the architecture's page copy (on x86-64 with
+ * ERMS not the byte-granular rep movsb that memcpy() is); anything else
+ * through memcpy_to_page()/memcpy_from_page().
+ *
+ * Context: any; @page must stay valid for the call (pinned, or under the
+ * ODP umem_mutex).
  */
-static void scire_copy_page(struct page *page, u8 *buf, bool to_mr)
+void scire_copy_in_page(struct page *page, unsigned int in_page, u8 *buf,
+			unsigned int n, bool to_mr)
 {
-	void *va = kmap_local_page(page);
+	void *va;
 
-	if (to_mr)
-		copy_page(va, buf);
-	else
-		copy_page(buf, va);
-	kunmap_local(va);
+	if (n == PAGE_SIZE && PAGE_ALIGNED(buf)) {
+		va = kmap_local_page(page);
+		if (to_mr)
+			copy_page(va, buf);
+		else
+			copy_page(buf, va);
+		kunmap_local(va);
+	} else if (to_mr) {
+		memcpy_to_page(page, in_page, buf, n);
+	} else {
+		memcpy_from_page(buf, page, in_page, n);
+	}
 }
 
 static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
@@ -549,12 +568,7 @@ static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
 		if (!page)
 			return -EFAULT;
 		n = min_t(u32, len, PAGE_SIZE - in_page);
-		if (n == PAGE_SIZE && PAGE_ALIGNED(buf))
-			scire_copy_page(page, buf, to_mr);
-		else if (to_mr)
-			memcpy_to_page(page, in_page, buf, n);
-		else
-			memcpy_from_page(buf, page, in_page, n);
+		scire_copy_in_page(page, in_page, buf, n, to_mr);
 		off += n;
 		buf += n;
 		len -= n;
@@ -566,7 +580,7 @@ static int scire_copy_user(struct scire_mr *mr, u64 off, u8 *buf, u32 len,
  * Copy @n bytes between MR memory at @va and @buf, in the direction asked:
  * whole pages with copy_page() where both sides are page aligned (a SCIF
  * window's pages against a same-host unit's, a ULP's page-aligned
- * buffers), as scire_copy_page() does for user MRs; the rest, and
+ * buffers), as scire_copy_in_page() does for user MRs; the rest, and
  * anything unaligned, with memcpy().
  */
 static void scire_copy_va(void *va, u8 *buf, u32 n, bool to_mr)

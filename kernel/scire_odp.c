@@ -187,10 +187,7 @@ static int scire_odp_copy_one(struct scire_mr *mr, struct ib_umem_odp *odp,
 			ret = -EFAULT;
 			break;
 		}
-		if (to_mr)
-			memcpy_to_page(page, in_page, buf, n);
-		else
-			memcpy_from_page(buf, page, in_page, n);
+		scire_copy_in_page(page, in_page, buf, n, to_mr);
 		va += n;
 		buf += n;
 		len -= n;

@@ -57,9 +57,9 @@ tcp_both()
 	want="$(stat -c %s "$work/blob") $(sha256sum <"$work/blob" | cut -d' ' -f1)"
 	for dir in ab ba; do
 		if [ "$dir" = ab ]; then
-			in_ns "$ns" timeout 120 python3 "$work/tcp_sum.py" "$addr_b" >"$work/sum" &
+			in_ns "$ns" timeout 120 python3 "$(dirname "$0")/scire_tcp.py" sum "$addr_b" >"$work/sum" &
 		else
-			timeout 120 python3 "$work/tcp_sum.py" "$addr_a" >"$work/sum" &
+			timeout 120 python3 "$(dirname "$0")/scire_tcp.py" sum "$addr_a" >"$work/sum" &
 		fi
 		rcv_pid=$!
 		# python3's start can take seconds under TCG on a busy host.
@@ -69,9 +69,9 @@ tcp_both()
 			wait_for 30 rcv_listening ""
 		fi || fail "$1: TCP receiver ($dir) did not listen on port 5301"
 		if [ "$dir" = ab ]; then
-			timeout 120 python3 "$work/tcp_send.py" "$addr_b" "$work/blob"
+			timeout 120 python3 "$(dirname "$0")/scire_tcp.py" send "$addr_b" "$work/blob"
 		else
-			in_ns "$ns" timeout 120 python3 "$work/tcp_send.py" "$addr_a" "$work/blob"
+			in_ns "$ns" timeout 120 python3 "$(dirname "$0")/scire_tcp.py" send "$addr_a" "$work/blob"
 		fi || fail "$1: TCP transfer $dir failed"
 		wait "$rcv_pid" || fail "$1: TCP receiver ($dir) failed"
 		rcv_pid=''
@@ -84,30 +84,6 @@ tcp_both()
 ib_link_pair
 ib_link_up
 head -c 8M /dev/urandom >"$work/blob"
-# One TCP connection on ADDR port 5301: print the byte count and SHA-256
-# of everything received up to its end.
-cat >"$work/tcp_sum.py" <<'EOF'
-import hashlib, socket, sys
-s = socket.create_server((sys.argv[1], 5301))
-c, _ = s.accept()
-h, n = hashlib.sha256(), 0
-while True:
-    b = c.recv(1 << 16)
-    if not b:
-        break
-    h.update(b)
-    n += len(b)
-print(n, h.hexdigest())
-EOF
-# Send FILE to ADDR port 5301, then wait for the receiver to close.
-cat >"$work/tcp_send.py" <<'EOF'
-import socket, sys
-c = socket.create_connection((sys.argv[1], 5301), timeout=60)
-with open(sys.argv[2], "rb") as f:
-    c.sendfile(f)
-c.shutdown(socket.SHUT_WR)
-c.recv(1)
-EOF
 ga=$(tr -d : <"/sys/class/infiniband/sib0/node_guid")
 # Partition 0x0001 takes both ports, 0x0002 only sib0 (IBA 10.9).
 cat >"$work/partitions.conf" <<EOF

@@ -219,32 +219,11 @@ done
 flaps=$(grep -c "link down" "$work/switch.log")
 [ "$flaps" = 0 ] || echo "note: the switch saw $flaps link downs so far: $(grep "link down" "$work/switch.log" | tail -3 | tr '\n' ' ')"
 head -c 1M /dev/urandom >"$work/blob"
-cat >"$work/tcp_sum.py" <<'EOF'
-import hashlib, socket, sys
-s = socket.create_server((sys.argv[1], 5301))
-c, _ = s.accept()
-h, n = hashlib.sha256(), 0
-while True:
-    b = c.recv(1 << 16)
-    if not b:
-        break
-    h.update(b)
-    n += len(b)
-print(n, h.hexdigest())
-EOF
-cat >"$work/tcp_send.py" <<'EOF'
-import socket, sys
-c = socket.create_connection((sys.argv[1], 5301), timeout=60)
-with open(sys.argv[2], "rb") as f:
-    c.sendfile(f)
-c.shutdown(socket.SHUT_WR)
-c.recv(1)
-EOF
-in_ns sw-b timeout 120 python3 "$work/tcp_sum.py" "$(ipoib_ip b)" >"$work/sum" &
+in_ns sw-b timeout 120 python3 "$(dirname "$0")/scire_tcp.py" sum "$(ipoib_ip b)" >"$work/sum" &
 rcv_pid=$!
 wait_for 30 tcp_listening_ns sw-b 5301 || fail "TCP receiver in sw-b did not listen"
 in_ns sw-c ping -c 1 -W 5 "$(ipoib_ip b)" >/dev/null
-in_ns sw-c timeout 120 python3 "$work/tcp_send.py" "$(ipoib_ip b)" "$work/blob" ||
+in_ns sw-c timeout 120 python3 "$(dirname "$0")/scire_tcp.py" send "$(ipoib_ip b)" "$work/blob" ||
 	fail "TCP transfer c -> b over IPoIB failed; c's neighbours: $(in_ns sw-c ip neigh)"$'\n'"$(fabric_state)"
 wait "$rcv_pid" || fail "TCP receiver in sw-b failed"
 want="$(stat -c %s "$work/blob") $(sha256sum <"$work/blob" | cut -d' ' -f1)"

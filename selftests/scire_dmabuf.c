@@ -186,9 +186,7 @@ int main(int argc, char **argv)
 		struct ibv_mr *pmr;
 		struct t_rc_pair p;
 
-		pmr = ibv_reg_mr(pd, peer, sizeof(peer), RACC);
-		if (!pmr)
-			t_fatal("local-sge: reg_mr of the peer buffer: %s", t_errname(errno));
+		pmr = t_reg_mr(pd, peer, sizeof(peer), RACC, "local-sge");
 		buf_fill();
 		t_rc_pair_new(&p, pd, &path);
 		/* MR offset 8000 -> the peer buffer. */

@@ -177,9 +177,7 @@ int main(int argc, char **argv)
 		struct ibv_mr *pmr;
 		struct t_rc_pair p;
 
-		pmr = ibv_reg_mr(pd, peer, sizeof(peer), RACC);
-		if (!pmr)
-			t_fatal("local-sge: reg_mr of the peer buffer: %s", t_errname(errno));
+		pmr = t_reg_mr(pd, peer, sizeof(peer), RACC, "local-sge");
 		t_rc_pair_new(&p, pd, &path);
 		t_rand_fill(odp + 6 * page, 2048);
 		t_rc_rdma(&p, "local-sge", 1, iova + 6 * page, mr->lkey, (uintptr_t)peer,
@@ -265,9 +263,7 @@ int main(int argc, char **argv)
 		if (memcmp(odp + 12 * page + 10, p.lbuf, 3000))
 			t_fail("advise: the WRITE into the prefetched range did not land");
 		t_rc_pair_free(&p);
-		pmr = ibv_reg_mr(pd, plain, sizeof(plain), IBV_ACCESS_LOCAL_WRITE);
-		if (!pmr)
-			t_fatal("advise: reg_mr: %s", t_errname(errno));
+		pmr = t_reg_mr(pd, plain, sizeof(plain), IBV_ACCESS_LOCAL_WRITE, "advise");
 		sge = (struct ibv_sge){ (uintptr_t)plain, sizeof(plain), pmr->lkey };
 		ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, IBV_ADVISE_MR_FLAG_FLUSH,
 				    &sge, 1);

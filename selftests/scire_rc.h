@@ -556,4 +556,19 @@ static inline int t_rc_rdma(struct t_rc_pair *p, const char *check, int write,
 	return ret;
 }
 
+/*
+ * t_reg_mr: ibv_reg_mr() of [addr, addr + len) with access, or a fatal
+ * error naming check and the errno.
+ */
+static inline struct ibv_mr *t_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+				      int access, const char *check)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, access);
+
+	if (!mr)
+		t_fatal("%s: reg_mr of %zu bytes at %p (access %#x): %s", check, len,
+			addr, access, t_errname(errno));
+	return mr;
+}
+
 #endif /* SCIRE_RC_H */

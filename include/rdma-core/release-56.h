@@ -49,25 +49,6 @@ _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context size");
 
 #include "abi34-ops.h"
 
-/*
- * Since rdma-core 54 ibv_cmd_reg_dmabuf_mr() takes a driver ioctl
- * attribute chain (driver, may be NULL); libscire passes NULL through
- * scire_cmd_reg_dmabuf_mr(), whose arguments are the same in every
- * release header.
- */
-struct verbs_mr;
-struct ibv_command_buffer;
-int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
-			  uint64_t iova, int fd, int access,
-			  struct verbs_mr *vmr,
-			  struct ibv_command_buffer *driver);
-
-static inline int scire_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
-					  size_t length, uint64_t iova, int fd,
-					  int access, struct verbs_mr *vmr)
-{
-	return ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
-				     NULL);
-}
+#include "dmabuf-54.h"
 
 #endif /* SCIRE_RDMA_CORE_RELEASE_H */

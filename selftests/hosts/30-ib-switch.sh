@@ -202,18 +202,7 @@ for h in "${hosts[@]}"; do
 done
 hosts_sync cm-pinged 120 || fail "another host did not finish its connected-mode pings"
 if [ "$me" = a ]; then
-	timeout 120 python3 -c '
-import hashlib, socket, sys
-s = socket.create_server((sys.argv[1], 5301))
-c, _ = s.accept()
-h, n = hashlib.sha256(), 0
-while True:
-    b = c.recv(1 << 16)
-    if not b:
-        break
-    h.update(b)
-    n += len(b)
-print(n, h.hexdigest())' "$(ipoib_ip a)" >"$work/got" 2>&1 &
+	timeout 120 python3 "$(dirname "$0")/../scire_tcp.py" sum "$(ipoib_ip a)" >"$work/got" 2>&1 &
 	rcv_pid=$!
 	wait_for 30 tcp_listening 5301 || fail "the TCP receiver on a did not listen"
 fi
@@ -221,13 +210,7 @@ hosts_sync tcp-ready 60 || fail "host a's TCP receiver is not ready"
 if [ "$me" = "$last" ]; then
 	head -c 1M /dev/urandom >"$work/blob"
 	echo "$(stat -c %s "$work/blob") $(sha256sum <"$work/blob" | cut -d' ' -f1)" >"$SCIRE_SHARED/ibsw.tcp.want"
-	timeout 120 python3 -c '
-import socket, sys
-c = socket.create_connection((sys.argv[1], 5301), timeout=60)
-with open(sys.argv[2], "rb") as f:
-    c.sendfile(f)
-c.shutdown(socket.SHUT_WR)
-c.recv(1)' "$(ipoib_ip a)" "$work/blob" || { echo "TCP over IPoIB $last -> a failed"; failed=$((failed + 1)); }
+	timeout 120 python3 "$(dirname "$0")/../scire_tcp.py" send "$(ipoib_ip a)" "$work/blob" || { echo "TCP over IPoIB $last -> a failed"; failed=$((failed + 1)); }
 fi
 hosts_sync tcp-sent 180 || fail "host $last did not finish sending"
 if [ "$me" = a ]; then
