@@ -1309,6 +1309,7 @@ struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct uverbs_attr_bundle *attrs);
 int scire_odp_reg(struct scire_mr *mr, u64 start, u64 length, int access);
 void scire_odp_unreg(struct scire_mr *mr);
+void scire_mr_persist(struct scire_mr *mr, u64 iova, u64 len);
 void scire_copy_in_page(struct page *page, unsigned int in_page, u8 *buf,
 			unsigned int n, bool to_mr);
 int scire_odp_copy(struct scire_mr *mr, u64 off, u8 *buf, u32 len,

@@ -266,24 +266,32 @@ static inline void scire_sk_set_mc_loop(struct sock *sk)
 
 /*
  * 6.2: the RDMA FLUSH rights (IBA 1.5) a QP and an MR may grant, and the
- * device bit that says it executes a FLUSH for global visibility. A QP may
- * grant both placement types (rdma-core's tests set both on every RC QP);
- * an MR only the global one: scire does not announce
- * IB_DEVICE_FLUSH_PERSISTENT, having no persistent memory to promise, so
- * the core refuses that right in reg_mr and a persistent FLUSH is NAKed
- * for it. 6.1 has none of these: its core refuses the rights in reg_mr,
- * so a FLUSH reaching scire there finds no MR to grant it (NAK).
+ * device bits that say it executes a FLUSH for global visibility and for
+ * persistence. A QP may grant both placement types (rdma-core's tests set
+ * both on every RC QP). An MR grants persistence only over persistent
+ * memory (scire_mr_persistent_ok()): scire announces
+ * IB_DEVICE_FLUSH_PERSISTENT where the architecture can write CPU caches
+ * back to such memory (CONFIG_ARCH_HAS_PMEM_API, arch_wb_cache_pmem()).
+ * 6.1 has none of these: its core refuses the rights in reg_mr, so a
+ * FLUSH reaching scire there finds no MR to grant it (NAK).
  */
 #ifdef SCIRE_HAVE_IB_ACCESS_FLUSH
 #define SCIRE_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 #define SCIRE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
-#define SCIRE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
 #define SCIRE_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+#ifdef CONFIG_ARCH_HAS_PMEM_API
+#define SCIRE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#define SCIRE_DEVICE_FLUSH_PERSISTENT	IB_DEVICE_FLUSH_PERSISTENT
+#else
+#define SCIRE_ACCESS_FLUSH_PERSISTENT	0
+#define SCIRE_DEVICE_FLUSH_PERSISTENT	0
+#endif
 #else
 #define SCIRE_ACCESS_FLUSH	0
 #define SCIRE_ACCESS_FLUSH_GLOBAL	0
 #define SCIRE_ACCESS_FLUSH_PERSISTENT	0
 #define SCIRE_DEVICE_FLUSH_GLOBAL	0
+#define SCIRE_DEVICE_FLUSH_PERSISTENT	0
 #endif
 
 #ifdef SCIRE_HAVE_CREATE_CQ_ATTRS

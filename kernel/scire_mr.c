@@ -32,6 +32,8 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/highmem.h>
+#include <linux/ioport.h>
+#include <linux/libnvdimm.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
@@ -44,7 +46,7 @@
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB |	  \
 			 IB_ACCESS_OPTIONAL | IB_ACCESS_ON_DEMAND | \
-			 SCIRE_ACCESS_FLUSH_GLOBAL)
+			 SCIRE_ACCESS_FLUSH_GLOBAL | SCIRE_ACCESS_FLUSH_PERSISTENT)
 
 #define SCIRE_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
@@ -261,6 +263,82 @@ static bool scire_mr_access_ok(int access)
 		return false;
 	return !(access & SCIRE_ACCESS_STORES) ||
 	       (access & IB_ACCESS_LOCAL_WRITE);
+}
+
+/*
+ * Rights of a kernel MR (the DMA MR, a fast-registration MR): never
+ * IB_ACCESS_FLUSH_PERSISTENT, which only a page-list MR over persistent
+ * memory grants (scire_mr_persistent_ok()).
+ */
+static bool scire_mr_kernel_access_ok(int access)
+{
+	return scire_mr_access_ok(access) &&
+	       !(access & SCIRE_ACCESS_FLUSH_PERSISTENT);
+}
+
+/*
+ * Whether a page-list MR may grant IB_ACCESS_FLUSH_PERSISTENT: every page
+ * of @pages (@npages, NULL for an ODP MR, whose pages are not known) is
+ * memory the platform describes as persistent (an NVDIMM region of the
+ * ACPI NFIT, a DAX device over it, or legacy E820 persistent memory), so
+ * that writing the CPU caches back (scire_mr_persist()) makes a FLUSH's
+ * range persistent (IBA 1.5, RDMA FLUSH placement type "persistence").
+ */
+static bool scire_mr_persistent_ok(struct page **pages, unsigned long npages)
+{
+	unsigned long i;
+
+	if (!pages)
+		return false;
+	for (i = 0; i < npages; i++) {
+		resource_size_t addr = page_to_phys(pages[i]);
+
+		if (region_intersects(addr, PAGE_SIZE, IORESOURCE_MEM,
+				      IORES_DESC_PERSISTENT_MEMORY) != REGION_INTERSECTS &&
+		    region_intersects(addr, PAGE_SIZE, IORESOURCE_MEM,
+				      IORES_DESC_PERSISTENT_MEMORY_LEGACY) != REGION_INTERSECTS)
+			return false;
+		cond_resched();
+	}
+	return true;
+}
+
+/**
+ * scire_mr_persist() - write the CPU caches back over part of an MR that
+ * grants IB_ACCESS_FLUSH_PERSISTENT (RDMA FLUSH, placement type
+ * persistence, IBA 1.5).
+ * @mr: a user MR, held, granting that right: all its pages are persistent
+ *	memory (checked when it was registered).
+ * @iova: first byte, in the MR's iova space.
+ * @len: bytes; the range has been checked against the MR.
+ *
+ * Every cache line of the range is written back to the memory
+ * (arch_wb_cache_pmem()), then ordered before what the caller sends next.
+ *
+ * Context: any.
+ */
+void scire_mr_persist(struct scire_mr *mr, u64 iova, u64 len)
+{
+	u64 off = iova - mr->iova + mr->offset;
+
+	if (WARN_ON_ONCE(!(mr->access & SCIRE_ACCESS_FLUSH_PERSISTENT) ||
+			 !mr->pages))
+		return;
+	while (len) {
+		unsigned int in_page = offset_in_page(off);
+		unsigned int n = min_t(u64, len, PAGE_SIZE - in_page);
+		u64 index = off >> PAGE_SHIFT;
+		void *va;
+
+		if (WARN_ON_ONCE(index >= mr->npages))
+			break;
+		va = kmap_local_page(mr->pages[index]);
+		arch_wb_cache_pmem(va + in_page, n);
+		kunmap_local(va);
+		off += n;
+		len -= n;
+	}
+	pmem_wmb();
 }
 
 /**
@@ -877,8 +955,8 @@ int scire_mr_atomic_write(struct scire_mr *mr, u64 iova, const u8 *value)
  * addresses.
  *
  * Context: process context, may sleep.
- * Return: the MR or an ERR_PTR: -EINVAL for unknown access bits or remote
- * write/atomic without local write, -ENOMEM.
+ * Return: the MR or an ERR_PTR: -EINVAL for unknown access bits, remote
+ * write/atomic without local write, or IB_ACCESS_FLUSH_PERSISTENT; -ENOMEM.
  */
 struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 {
@@ -886,7 +964,7 @@ struct ib_mr *scire_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct scire_mr *mr;
 	int ret;
 
-	if (!scire_mr_access_ok(access))
+	if (!scire_mr_kernel_access_ok(access))
 		return ERR_PTR(-EINVAL);
 	mr = scire_mr_alloc(ibpd, access, SCIRE_MR_DMA);
 	if (IS_ERR(mr))
@@ -944,6 +1022,11 @@ static struct ib_mr *scire_mr_finish_user(struct scire_dev *sdev,
 {
 	int ret;
 
+	if ((mr->access & SCIRE_ACCESS_FLUSH_PERSISTENT) &&
+	    !scire_mr_persistent_ok(mr->pages, mr->npages)) {
+		scire_mr_free(mr);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	mr->iova = iova;
 	mr->length = length;
 	mr->ibmr.iova = iova;
@@ -976,8 +1059,10 @@ static struct ib_mr *scire_mr_finish_user(struct scire_dev *sdev,
  * Context: process context, may sleep.
  * Return: the MR or an ERR_PTR: -EINVAL for a zero or too large length,
  * an iova range that wraps, unknown access bits, remote write or atomic
- * without local write, or a non-zero UHW request; -EFAULT if the range is
- * not mapped (not checked for ODP); -ENOMEM.
+ * without local write, or a non-zero UHW request; -EOPNOTSUPP for
+ * IB_ACCESS_FLUSH_PERSISTENT over memory that is not persistent memory
+ * (always with ODP); -EFAULT if the range is not mapped (not checked for
+ * ODP); -ENOMEM.
  */
 struct ib_mr *scire_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -1043,7 +1128,8 @@ err_free:
  *
  * Context: process context, may sleep.
  * Return: the MR or an ERR_PTR: -EINVAL for a range past the DM, unknown
- * access bits or remote write or atomic without local write; -ENOMEM.
+ * access bits or remote write or atomic without local write; -EOPNOTSUPP
+ * for IB_ACCESS_FLUSH_PERSISTENT (device memory is not persistent); -ENOMEM.
  */
 struct ib_mr *scire_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
@@ -1134,7 +1220,9 @@ static struct page *scire_dmabuf_page(void *va)
  * write, or a non-zero UHW request; -EOPNOTSUPP for an exporter that
  * gives no kernel mapping (no vmap: 6.1's udmabuf) or a buffer in I/O
  * memory (device memory without struct pages, which the CPU copies of a
- * software device cannot address as pages); the exporter's error from
+ * software device cannot address as pages), or for
+ * IB_ACCESS_FLUSH_PERSISTENT over a buffer that is not persistent memory;
+ * the exporter's error from
  * mapping it; -ENOMEM.
  */
 struct ib_mr *scire_reg_dmabuf_mr(struct ib_pd *ibpd, u64 offset, u64 length,
@@ -1244,7 +1332,8 @@ err_free:
  * non-user, device memory, dma-buf or ODP MR (or ODP asked for), a zero,
  * too large or wrapping range,
  * unknown access bits, remote write or atomic without local write, or a non-zero UHW request;
- * -EOPNOTSUPP for unknown flags; -EBUSY if windows are bound to it;
+ * -EOPNOTSUPP for unknown flags, or for IB_ACCESS_FLUSH_PERSISTENT over
+ * memory that is not persistent memory; -EBUSY if windows are bound to it;
  * -EFAULT if the range is not mapped; -ENOMEM.
  */
 struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
@@ -1288,6 +1377,13 @@ struct ib_mr *scire_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		ret = scire_mr_fill_pages(umem, &pages, npages);
 		if (ret)
 			goto err_release;
+	}
+
+	if ((new_access & SCIRE_ACCESS_FLUSH_PERSISTENT) &&
+	    !(pin ? scire_mr_persistent_ok(pages, npages) :
+		    scire_mr_persistent_ok(mr->pages, mr->npages))) {
+		ret = -EOPNOTSUPP;
+		goto err_release;
 	}
 
 	/* As dereg: -1 also holds off binds until the MR is valid again. */
@@ -1475,7 +1571,7 @@ int scire_mr_fast_reg(struct scire_pd *pd, struct scire_mr *mr, u32 key,
 	}
 	rcu_read_unlock();
 
-	if (mr->type != SCIRE_MR_FAST || !scire_mr_access_ok(access)) {
+	if (mr->type != SCIRE_MR_FAST || !scire_mr_kernel_access_ok(access)) {
 		ret = -EINVAL;
 		goto out;
 	}

@@ -941,8 +941,11 @@ static void scire_resp_atomic_write(struct scire_qp *qp, struct sk_buff *skb)
  * region the rkey names (IB_FLUSH_MR) visible, globally or persistently
  * (the placement type). The responder places every byte with CPU stores,
  * in PSN order, before it executes the next request, so a write barrier
- * gives global visibility. Persistence is never promised: no MR of scire
- * grants IB_ACCESS_FLUSH_PERSISTENT (scire_compat.h).
+ * gives global visibility. For persistence the CPU caches over the range
+ * (or the whole region) are written back as well (scire_mr_persist()):
+ * only an MR over persistent memory grants IB_ACCESS_FLUSH_PERSISTENT
+ * (scire_mr_persistent_ok()), so the promise holds wherever the right was
+ * granted.
  *
  * Checks, in rxe's order, each fatal for the QP: no responder resources,
  * a FETH with no, or an unknown, placement type or level: NAK Invalid
@@ -999,6 +1002,13 @@ static void scire_resp_rdma_flush(struct scire_qp *qp, struct sk_buff *skb)
 		scire_resp_reject(qp, SCIRE_NAK_REMOTE_ACCESS_ERR,
 				  IB_WC_REM_ACCESS_ERR);
 		return;
+	}
+	/* Persistence: the caches over the range written back to pmem. */
+	if (plt & SCIRE_FLUSH_PERSISTENT) {
+		if (sel == SCIRE_FLUSH_MR)
+			scire_mr_persist(mr, mr->iova, mr->length);
+		else
+			scire_mr_persist(mr, va, len);
 	}
 	/* Every earlier placement is done: order it before the answer. */
 	wmb();

@@ -105,7 +105,8 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 SCIRE_DEVICE_ATOMIC_WRITE |
-				 SCIRE_DEVICE_FLUSH_GLOBAL;
+				 SCIRE_DEVICE_FLUSH_GLOBAL |
+				 SCIRE_DEVICE_FLUSH_PERSISTENT;
 	/*
 	 * No IBK_LOCAL_DMA_LKEY: the core gives each kernel PD a DMA MR of
 	 * its own, so the PD check covers local_dma_lkey too.

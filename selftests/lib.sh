@@ -1864,3 +1864,38 @@ pair_ulp()
 	pair_sync end 300
 	return $rc
 }
+
+# pmem_devdax: print the character device of a device-DAX namespace over
+# the VM's emulated NVDIMM (scripts/vm with SCIRE_VM_NVDIMM), making it
+# first if the region still has its raw namespace: the dax seed of the
+# region gets a UUID, 2 MiB alignment, its struct pages in RAM and the
+# namespace, and dax_pmem binds it (what `ndctl create-namespace -m
+# devdax` does, through sysfs). Returns 1, saying why, without one.
+pmem_devdax()
+{
+	local r ns d dev
+
+	modprobe -q nfit && modprobe -q dax_pmem && modprobe -q device_dax ||
+		{ echo "cannot load nfit, dax_pmem and device_dax"; return 1; }
+	for dev in /sys/bus/dax/devices/dax*; do
+		[ -e "/dev/${dev##*/}" ] && { echo "/dev/${dev##*/}"; return 0; }
+	done
+	r=$(find /sys/bus/nd/devices/ -maxdepth 1 -name 'region*' -printf '%f\n' 2>/dev/null | head -n1)
+	[ -n "$r" ] || { echo "no NVDIMM region (scripts/vm needs SCIRE_VM_NVDIMM)"; return 1; }
+	ns=$(cat "/sys/bus/nd/devices/$r/namespace_seed") d=$(cat "/sys/bus/nd/devices/$r/dax_seed")
+	[ -e "/sys/bus/nd/devices/$ns/driver" ] && echo "$ns" >"/sys/bus/nd/devices/$ns/driver/unbind"
+	{ cat /proc/sys/kernel/random/uuid >"/sys/bus/nd/devices/$d/uuid" &&
+		echo 2097152 >"/sys/bus/nd/devices/$d/align" &&
+		echo ram >"/sys/bus/nd/devices/$d/mode" &&
+		echo "$ns" >"/sys/bus/nd/devices/$d/namespace" &&
+		echo "$d" >/sys/bus/nd/drivers/dax_pmem/bind; } 2>/dev/null ||
+		{ echo "cannot make $d a device-DAX namespace over $ns of $r"; return 1; }
+	for _ in $(seq 50); do
+		for dev in /sys/bus/dax/devices/dax*; do
+			[ -e "/dev/${dev##*/}" ] && { echo "/dev/${dev##*/}"; return 0; }
+		done
+		sleep 0.1
+	done
+	echo "dax_pmem bound $d, yet no /dev/dax* appeared"
+	return 1
+}

@@ -1,16 +1,15 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """
-scire_flush.py -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-C]
+scire_flush.py -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2]] [-C] [-P DAXDEV]
 
 IBA 1.5 RDMA FLUSH between two RC QPs, through pyverbs (rdma-core 45 and
 later have ibv_wr_flush()): requester A on DEV, responder B on DEV (through
 its own RoCEv2 GID) or, with -D, on DEV2. Each check is named and says what
 differed:
 
-  caps        with -C, DEV reports IBV_DEVICE_FLUSH_GLOBAL in
-              device_cap_flags_ex (and not IBV_DEVICE_FLUSH_PERSISTENT:
-              scire promises no persistence)
+  caps        with -C, DEV reports IBV_DEVICE_FLUSH_GLOBAL and
+              IBV_DEVICE_FLUSH_PERSISTENT in device_cap_flags_ex
   range       an RDMA WRITE of 4 KiB and a FLUSH (global, the written range)
               behind it complete with IBV_WC_SUCCESS, the FLUSH with opcode
               IBV_WC_FLUSH and byte_len 0; B's memory then holds the bytes
@@ -25,11 +24,24 @@ differed:
   qp-rights   a FLUSH to a QP that grants no FLUSH right:
               IBV_WC_REM_INV_REQ_ERR (rdma_rxe's answer)
   no-write    none of the failed FLUSHes changes a byte of B's memory
+  pmem-refused  an MR over ordinary memory with IBV_ACCESS_FLUSH_PERSISTENT
+              is refused (scire: EOPNOTSUPP, rdma_rxe: EINVAL)
+
+With -P, B's memory for these is 2 MiB of the device-DAX character device
+DAXDEV (persistent memory), registered with both FLUSH rights:
+
+  pmem-range  an RDMA WRITE of 4 KiB and a FLUSH for persistence (and
+              global visibility) of its range complete; the bytes are in
+              the device's mapping
+  pmem-region a FLUSH for persistence at level "memory region" completes
 
 Exit status 0 when every check passed, 77 when this rdma-core has no
 ibv_wr_flush(), 1 otherwise.
 """
 import argparse
+import ctypes
+import mmap
+import os
 import random
 import sys
 import time
@@ -136,6 +148,42 @@ def post(qa, ops):
     qa.wr_complete()
 
 
+def pmem_checks(a, b, path, src, pattern, access, qp_rights, check):
+    """WRITE and FLUSH for persistence into 2 MiB of a device-DAX mapping."""
+    size = 2 << 20
+    fd = os.open(path, os.O_RDWR)
+    try:
+        mapping = mmap.mmap(fd, size, mmap.MAP_SHARED,
+                            mmap.PROT_READ | mmap.PROT_WRITE)
+    finally:
+        os.close(fd)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(mapping))
+    mapping[0:size] = bytes(size)
+    try:
+        pmr = MR(b.pd, size, access | FLUSH_RIGHTS, address=addr)
+    except Exception as ex:  # pylint: disable=broad-except
+        check('pmem-range', False, f'an MR over {path} with both FLUSH rights: {ex}')
+        return
+    off = size - MSG - 4096
+    qa, qb = connect(a, b, qp_rights)
+    post(qa, [('write', 11, pmr.rkey, pmr.buf + off, SGE(src.buf, MSG, src.lkey)),
+              ('flush', 12, pmr.rkey, pmr.buf + off, MSG,
+               e.IBV_FLUSH_PERSISTENT | e.IBV_FLUSH_GLOBAL, e.IBV_FLUSH_RANGE)])
+    wcs = poll(a.cq, 2)
+    check('pmem-range', len(wcs) == 2 and
+          all(w.status == e.IBV_WC_SUCCESS for w in wcs) and
+          wcs[1].opcode == e.IBV_WC_FLUSH and mapping[off:off + MSG] == pattern,
+          f'completions {[(w.wr_id, w.status, w.opcode) for w in wcs]}, '
+          f'bytes there {"equal" if mapping[off:off + MSG] == pattern else "differ"}')
+    post(qa, [('flush', 13, pmr.rkey, 0, 0, e.IBV_FLUSH_PERSISTENT, e.IBV_FLUSH_MR)])
+    wcs = poll(a.cq, 1)
+    check('pmem-region', len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+          wcs[0].opcode == e.IBV_WC_FLUSH,
+          f'completions {[(w.wr_id, w.status, w.opcode) for w in wcs]}')
+    del qa, qb
+    pmr.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('-d', required=True)
@@ -143,6 +191,7 @@ def main():
     ap.add_argument('-D')
     ap.add_argument('-G', type=int)
     ap.add_argument('-C', action='store_true')
+    ap.add_argument('-P')
     args = ap.parse_args()
     if not have_wr_flush():
         print('SKIP: this rdma-core has no ibv_wr_flush() (it came in rdma-core 45)')
@@ -162,7 +211,7 @@ def main():
     if args.C:
         flags = a.ctx.query_device_ex().device_cap_flags_ex
         check('caps', bool(flags & DEVICE_FLUSH_GLOBAL) and
-              not flags & DEVICE_FLUSH_PERSISTENT,
+              bool(flags & DEVICE_FLUSH_PERSISTENT),
               f'device_cap_flags_ex {flags:#x}')
 
     access = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
@@ -228,6 +277,16 @@ def main():
         del qa, qb
         poll(b.cq, 4, secs=0.2)
     check('no-write', mr.read(BUF, 0) == expect, "B's memory changed")
+
+    try:
+        MR(b.pd, BUF, access | FLUSH_RIGHTS)
+        check('pmem-refused', False, 'an MR over ordinary memory was granted '
+              'IBV_ACCESS_FLUSH_PERSISTENT')
+    except Exception as ex:  # pylint: disable=broad-except
+        check('pmem-refused', True)
+        print(f'note: pmem-refused: {ex}')
+    if args.P:
+        pmem_checks(a, b, args.P, src, pattern, access, qp_rights, check)
 
     print(f'{len(failed)} of the checks failed' if failed else 'all checks passed')
     return 1 if failed else 0
