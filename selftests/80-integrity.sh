@@ -16,8 +16,8 @@
 # grants a dma-buf MR no MW_BIND right), on both paths, at every path MTU
 # (256 to 4096) on the wire. SCIRE_SEED=N replays a seed;
 # On scire also with every MR on-demand paging (-o) and with one implicit
-# ODP MR a side (-O), on both paths. SCIRE_INTEGRITY_OPS sets the ops per
-# run (600).
+# ODP MR a side (-O), on both paths (on the wire at every path MTU).
+# SCIRE_INTEGRITY_OPS sets the ops per run (600).
 # shellcheck disable=SC2317 # functions run by trap and wait_for
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -88,12 +88,13 @@ for mode in $(fast_path_modes "$dev"); do
 	runs=("${wire_runs[@]}")
 	[ "$mode" != 1 ] || runs=("4096 wr" "1024 mix")
 	# On-demand paging: every MR ODP (-o), or one implicit ODP MR a side
-	# (-O), windows too.
+	# (-O), windows too; on the wire at every path MTU.
 	if dev_is_scire "$dev"; then
 		if [ "$mode" = 1 ]; then
 			runs+=("4096 mix -o -w" "1024 wr -O -w")
 		else
-			runs+=("1024 mix -o -w" "4096 post -O -w")
+			runs+=("256 post -o -w" "512 wr -O -w" "1024 mix -o -w" "2048 wr -O -w"
+				"4096 post -O -w")
 		fi
 	fi
 	if [ "$dmabuf" = 1 ]; then
