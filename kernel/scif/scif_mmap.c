@@ -13,9 +13,12 @@
  * Finding the peer: every connected endpoint is in a table keyed by its
  * own port id, from scif_conn_established() until scif_conn_teardown()
  * starts. The peer of @ep is the entry whose port id is @ep's peer and
- * whose peer is @ep, and whose connection's addresses (rdma_cm source and
- * destination, port included) are @ep's mirrored; an endpoint of another
- * host is never in the table, so nothing there can stand for it.
+ * whose peer is @ep, whose connection's addresses (rdma_cm source and
+ * destination, port included) are @ep's mirrored, and whose QP is the
+ * destination of @ep's QP and the other way round (an endpoint of an
+ * earlier connection between the same ports may not have gone yet); an
+ * endpoint of another host is never in the table, so nothing there can
+ * stand for it.
  *
  * A mapping (struct scif_map) holds the peer endpoint, a reference and a
  * count (@nmaps) on each window it covers, and a reference on each page.
@@ -152,16 +155,29 @@ void scif_local_del(struct scif_endpt *ep)
  * The peer endpoint of @ep if it is in this kernel, with a reference;
  * NULL if it is not (another host) or not connected.
  */
+/* The QP number @ep's QP sends to (its connected peer's), or 0. */
+static u32 scif_dest_qpn(struct scif_endpt *ep)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (!ep->qp || ib_query_qp(ep->qp, &attr, IB_QP_DEST_QPN, &init))
+		return 0;
+	return attr.dest_qp_num;
+}
+
 static struct scif_endpt *scif_local_peer(struct scif_endpt *ep)
 {
 	struct scif_endpt *pep, *found = NULL;
 	struct rdma_addr *a, *b;
+	u32 dqpn;
 
 	mutex_lock(&scif_local_lock);
-	/* Hashed: connected, and its rdma_cm ID stays while the lock is held. */
+	/* Hashed: connected; its rdma_cm ID and QP stay while the lock is held. */
 	if (hlist_unhashed(&ep->local))
 		goto out;
 	a = &ep->cm_id->route.addr;
+	dqpn = scif_dest_qpn(ep);
 	hash_for_each_possible(scif_local, pep, local, scif_local_key(&ep->peer)) {
 		if (pep == ep || !scif_id_same(&pep->port, &ep->peer) ||
 		    !scif_id_same(&pep->peer, &ep->port))
@@ -171,6 +187,17 @@ static struct scif_endpt *scif_local_peer(struct scif_endpt *ep)
 				  (struct sockaddr *)&b->dst_addr) ||
 		    !scif_sa_same((struct sockaddr *)&a->dst_addr,
 				  (struct sockaddr *)&b->src_addr))
+			continue;
+		/*
+		 * An endpoint of an earlier connection between the same two
+		 * ports (a client that binds a fixed port and connects again)
+		 * may still be here, even still connected until its close
+		 * comes. The bucket's order (newest first) would usually pick
+		 * the right one; the two QPs, each the other's destination,
+		 * say which it is.
+		 */
+		if (!pep->qp || pep->qp->qp_num != dqpn ||
+		    scif_dest_qpn(pep) != ep->qp->qp_num)
 			continue;
 		if (READ_ONCE(pep->state) == SCIFEP_CONNECTED &&
 		    kref_get_unless_zero(&pep->ref))
