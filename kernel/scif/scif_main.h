@@ -259,6 +259,8 @@ struct scif_buf {
  *	(scif_mmap.c), from scif_conn_established() to scif_conn_teardown()
  * @local_gone: teardown has started: never into that table again (under
  *	its lock)
+ * @peer_qpn: the QP number the endpoint's QP sends to, from when it is
+ *	connected (scif_local_qpn())
  * @rma: windows, RMA and fences (scif_rma.h)
  * @auth: the proofs of the node table's secret (scif_auth.c)
  */
@@ -314,6 +316,7 @@ struct scif_endpt {
 
 	struct hlist_node local;
 	bool local_gone;
+	u32 peer_qpn;
 	struct scif_rma_info rma;
 	struct scif_ep_auth auth;
 };
@@ -411,6 +414,7 @@ void scif_ep_set_state(struct scif_endpt *ep, enum scif_ep_state state);
 
 int scif_mmap_init(void);
 void scif_mmap_exit(void);
+void scif_local_qpn(struct scif_endpt *ep);
 void scif_local_add(struct scif_endpt *ep);
 void scif_local_del(struct scif_endpt *ep);
 int scif_mmap_peer(struct scif_endpt *ep, struct vm_area_struct *vma);

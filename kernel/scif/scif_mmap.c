@@ -155,29 +155,36 @@ void scif_local_del(struct scif_endpt *ep)
  * The peer endpoint of @ep if it is in this kernel, with a reference;
  * NULL if it is not (another host) or not connected.
  */
-/* The QP number @ep's QP sends to (its connected peer's), or 0. */
-static u32 scif_dest_qpn(struct scif_endpt *ep)
+/**
+ * scif_local_qpn() - remember the QP a newly connected endpoint sends to
+ * @ep: the endpoint, connected, before scif_local_add()
+ *
+ * scif_local_peer() compares it without asking the QP then: that runs
+ * under the mmap lock and scif_local_lock, which must not nest outside
+ * the QP's own lock.
+ *
+ * Context: process; takes the QP's lock (ib_query_qp()).
+ */
+void scif_local_qpn(struct scif_endpt *ep)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
 
-	if (!ep->qp || ib_query_qp(ep->qp, &attr, IB_QP_DEST_QPN, &init))
-		return 0;
-	return attr.dest_qp_num;
+	ep->peer_qpn = 0;
+	if (ep->qp && !ib_query_qp(ep->qp, &attr, IB_QP_DEST_QPN, &init))
+		ep->peer_qpn = attr.dest_qp_num;
 }
 
 static struct scif_endpt *scif_local_peer(struct scif_endpt *ep)
 {
 	struct scif_endpt *pep, *found = NULL;
 	struct rdma_addr *a, *b;
-	u32 dqpn;
 
 	mutex_lock(&scif_local_lock);
 	/* Hashed: connected; its rdma_cm ID and QP stay while the lock is held. */
 	if (hlist_unhashed(&ep->local))
 		goto out;
 	a = &ep->cm_id->route.addr;
-	dqpn = scif_dest_qpn(ep);
 	hash_for_each_possible(scif_local, pep, local, scif_local_key(&ep->peer)) {
 		if (pep == ep || !scif_id_same(&pep->port, &ep->peer) ||
 		    !scif_id_same(&pep->peer, &ep->port))
@@ -194,10 +201,10 @@ static struct scif_endpt *scif_local_peer(struct scif_endpt *ep)
 		 * may still be here, even still connected until its close
 		 * comes. The bucket's order (newest first) would usually pick
 		 * the right one; the two QPs, each the other's destination,
-		 * say which it is.
+		 * say which it is (scif_local_qpn()).
 		 */
-		if (!pep->qp || pep->qp->qp_num != dqpn ||
-		    scif_dest_qpn(pep) != ep->qp->qp_num)
+		if (!pep->qp || !ep->qp || pep->qp->qp_num != ep->peer_qpn ||
+		    pep->peer_qpn != ep->qp->qp_num)
 			continue;
 		if (READ_ONCE(pep->state) == SCIFEP_CONNECTED &&
 		    kref_get_unless_zero(&pep->ref))

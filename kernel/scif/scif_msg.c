@@ -912,6 +912,7 @@ int scif_stream_release(struct scif_endpt *ep)
 void scif_conn_established(struct scif_endpt *ep)
 {
 	/* Before it is connected: scif_mmap() finds the peer at once. */
+	scif_local_qpn(ep);
 	scif_local_add(ep);
 	spin_lock_bh(&ep->slock);
 	ep->state = ep->conn_err ? SCIFEP_DISCONNECTED : SCIFEP_CONNECTED;
