@@ -4,8 +4,9 @@
 # RC data integrity on $SCIRE_DEV (scire0): scire_integrity with memory
 # windows (-w) at path MTU 256 and 4096, once with ibv_post_send and once
 # with the ibv_wr_* API each, and once mixed at MTU 1024: random SEND,
-# SEND_WITH_IMM, RDMA WRITE (with IMM), READ, atomics, fenced READ pairs and
-# type-2 windows, every byte and every CQE checked. MTU 4096 needs a netdev
+# SEND_WITH_IMM, RDMA WRITE (with IMM), READ, atomics, ATOMIC WRITE (not
+# against rxe), fenced READ pairs and type-2 windows, every byte and every
+# CQE checked. MTU 4096 needs a netdev
 # MTU of at least 4096 + RoCEv2 headers: it is raised to 9000 if lower, and
 # restored. The two QPs are on one host: on scire this all runs first on
 # the same-host fast path (fast_path=1: units, where the path MTU does not

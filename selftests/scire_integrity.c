@@ -9,7 +9,8 @@
  * path MTU MTU bytes (default: the port's active MTU), run OPS random
  * operations in either direction, in batches of up to NSLOT in flight:
  * SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
- * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, and an RDMA_READ followed by an
+ * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, IBA 1.5's ATOMIC_WRITE (8 bytes
+ * to an aligned word; not with -R), and an RDMA_READ followed by an
  * IBV_SEND_FENCE'd SEND or RDMA_WRITE of the bytes just read (the fence is
  * what makes that data correct). With -w also type-2 memory windows: bind
  * with IBV_WR_BIND_MW, RDMA_WRITE and RDMA_READ through the window,
@@ -137,6 +138,7 @@ enum kind {
 	K_FETCH_ADD,
 	K_READ_FENCE_SEND,
 	K_READ_FENCE_WRITE,
+	K_ATOMIC_WRITE,		/* IBA 1.5 RDMA ATOMIC WRITE (not with -R) */
 	K_MW,			/* a whole memory-window sequence (-w) */
 	K_NKINDS
 };
@@ -151,6 +153,7 @@ static const char *const kind_name[K_NKINDS] = {
 	[K_FETCH_ADD] = "ATOMIC_FETCH_AND_ADD",
 	[K_READ_FENCE_SEND] = "RDMA_READ+fenced SEND",
 	[K_READ_FENCE_WRITE] = "RDMA_READ+fenced RDMA_WRITE",
+	[K_ATOMIC_WRITE] = "ATOMIC_WRITE",
 	[K_MW] = "memory window",
 };
 
@@ -158,7 +161,8 @@ static const char *const kind_name[K_NKINDS] = {
 static const int kind_weight[K_NKINDS] = {
 	[K_SEND] = 4, [K_SEND_IMM] = 2, [K_WRITE] = 4, [K_WRITE_IMM] = 2,
 	[K_READ] = 4, [K_CMP_SWP] = 2, [K_FETCH_ADD] = 2,
-	[K_READ_FENCE_SEND] = 1, [K_READ_FENCE_WRITE] = 1, [K_MW] = 1,
+	[K_READ_FENCE_SEND] = 1, [K_READ_FENCE_WRITE] = 1, [K_ATOMIC_WRITE] = 2,
+	[K_MW] = 1,
 };
 
 struct span {
@@ -667,6 +671,8 @@ static void setup_memory(void)
 
 static int inline_known;
 
+static int kind_enabled(enum kind k);
+
 static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 {
 	struct ibv_qp_init_attr_ex a = {
@@ -694,6 +700,8 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 				   IBV_QP_EX_WITH_RDMA_READ |
 				   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 				   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		if (kind_enabled(K_ATOMIC_WRITE))
+			a.send_ops_flags |= IBV_QP_EX_WITH_ATOMIC_WRITE;
 		if (opt.mw)
 			a.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
 					    IBV_QP_EX_WITH_SEND_WITH_INV;
@@ -965,6 +973,10 @@ static int kind_enabled(enum kind k)
 {
 	if (k == K_MW && !opt.mw)
 		return 0;
+	/* rdma_rxe has ATOMIC WRITE only from 6.2, rdma-core 44's provider
+	 * posts it with no rkey: scire to scire only. */
+	if (k == K_ATOMIC_WRITE && opt.rxe_quirks)
+		return 0;
 	return !opt.kinds || (opt.kinds & (1U << k));
 }
 
@@ -1018,7 +1030,8 @@ static void plan_op(struct op *op, int id, enum kind kind, int slot)
 	op->slot = slot;
 	op->api = pick_api();
 	lim = opt.rxe_quirks && op->api == API_WR ? 1 : max_sge;
-	op->len = kind == K_CMP_SWP || kind == K_FETCH_ADD ? 8 : pick_len();
+	op->len = kind == K_CMP_SWP || kind == K_FETCH_ADD || kind == K_ATOMIC_WRITE ? 8 :
+		  pick_len();
 	op->flags = t_one_in(2) ? IBV_SEND_SIGNALED : 0;
 	/* -R: rxe must not have to retry a fenced READ or atomic. */
 	if (t_one_in(8) && !(opt.rxe_quirks && (kind == K_READ || kind == K_CMP_SWP ||
@@ -1090,6 +1103,15 @@ static void plan_op(struct op *op, int id, enum kind kind, int slot)
 		} else {
 			op->cmp_add = t_one_in(4) ? 1 : t_rand64();
 		}
+		break;
+	case K_ATOMIC_WRITE:
+		/* 8 bytes from one SGE to an aligned target word. */
+		place(&op->lplace, &lc, 8, 1);
+		t_rand_fill(req->src[slot] + op->lplace.span[0].off, 8);
+		gather(op->data, req->src[slot], &op->lplace);
+		op->roff = (rc + 7) & ~7U;
+		rc = op->roff + 8;
+		note_dst(resp, slot, rc);
 		break;
 	default:
 		t_fatal("internal: plan_op(%d)", kind);
@@ -1191,6 +1213,13 @@ static int op_wrs(struct op *op, struct wr *w)
 		w[0].cmp_add = op->cmp_add;
 		w[0].swap = op->swap;
 		break;
+	case K_ATOMIC_WRITE:
+		w[0].opcode = IBV_WR_ATOMIC_WRITE;
+		w[0].nsge = 1;
+		to_sges(w[0].sge, req->src[k], req->src_mr[k], &op->lplace);
+		w[0].raddr = resp->dst_va[k] + op->roff;
+		w[0].rkey = resp->dst_rkey[k];
+		break;
 	default:
 		t_fatal("internal: op_wrs(%d)", op->kind);
 	}
@@ -1210,6 +1239,7 @@ static enum ibv_wc_opcode wc_opcode_of(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
 	case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
+	case IBV_WR_ATOMIC_WRITE: return IBV_WC_ATOMIC_WRITE;
 	case IBV_WR_BIND_MW: return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV: return IBV_WC_LOCAL_INV;
 	default: return (enum ibv_wc_opcode)-1;
@@ -1227,6 +1257,7 @@ static const char *wr_opcode_str(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ: return "RDMA_READ";
 	case IBV_WR_ATOMIC_CMP_AND_SWP: return "ATOMIC_CMP_AND_SWP";
 	case IBV_WR_ATOMIC_FETCH_AND_ADD: return "ATOMIC_FETCH_AND_ADD";
+	case IBV_WR_ATOMIC_WRITE: return "ATOMIC_WRITE";
 	case IBV_WR_BIND_MW: return "BIND_MW";
 	case IBV_WR_LOCAL_INV: return "LOCAL_INV";
 	default: return "?";
@@ -1282,6 +1313,7 @@ static void post_with_post_send(struct side *sd, struct wr *w, int n, struct op 
 		case IBV_WR_RDMA_WRITE:
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 		case IBV_WR_RDMA_READ:
+		case IBV_WR_ATOMIC_WRITE:
 			x->wr.rdma.remote_addr = w[i].raddr;
 			x->wr.rdma.rkey = w[i].rkey;
 			break;
@@ -1339,6 +1371,11 @@ static void post_with_wr_api(struct side *sd, struct wr *w, int n, struct op **o
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			ibv_wr_atomic_fetch_add(qpx, w[i].rkey, w[i].raddr, w[i].cmp_add);
 			break;
+		case IBV_WR_ATOMIC_WRITE:
+			/* The 8 bytes are taken now, from the source buffer. */
+			ibv_wr_atomic_write(qpx, w[i].rkey, w[i].raddr,
+					    (void *)(uintptr_t)w[i].sge[0].addr);
+			continue;
 		case IBV_WR_BIND_MW:
 			ibv_wr_bind_mw(qpx, w[i].mw, w[i].new_rkey, &w[i].bind);
 			continue;
@@ -1710,6 +1747,10 @@ static void verify_op(struct op *op)
 		check_u64(op, "atomic target after the operation", rdst + op->roff, want);
 		memcpy(rdst + op->roff, guard + op->roff, 8);
 		break;
+	case K_ATOMIC_WRITE:
+		check_bytes(op, "ATOMIC WRITE target", rdst + op->roff, op->data, 8);
+		memcpy(rdst + op->roff, guard + op->roff, 8);
+		break;
 	default:
 		break;
 	}
@@ -1733,6 +1774,7 @@ requester:
 	case K_SEND_IMM:
 	case K_WRITE:
 	case K_WRITE_IMM:
+	case K_ATOMIC_WRITE:
 		if (!op->inlined)
 			check_gather(op, "source (must not change)", req->src[k], &op->lplace,
 				     op->data);
