@@ -151,10 +151,6 @@ void scif_local_del(struct scif_endpt *ep)
 	mutex_unlock(&scif_local_lock);
 }
 
-/*
- * The peer endpoint of @ep if it is in this kernel, with a reference;
- * NULL if it is not (another host) or not connected.
- */
 /**
  * scif_local_qpn() - remember the QP a newly connected endpoint sends to
  * @ep: the endpoint, connected, before scif_local_add()
@@ -175,6 +171,10 @@ void scif_local_qpn(struct scif_endpt *ep)
 		ep->peer_qpn = attr.dest_qp_num;
 }
 
+/*
+ * The peer endpoint of @ep if it is in this kernel, with a reference;
+ * NULL if it is not (another host) or not connected.
+ */
 static struct scif_endpt *scif_local_peer(struct scif_endpt *ep)
 {
 	struct scif_endpt *pep, *found = NULL;
