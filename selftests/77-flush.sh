@@ -8,10 +8,10 @@
 # the FLUSH rights are refused with the statuses rdma_rxe gives, and
 # change no byte; an MR over ordinary memory is refused the persistence
 # right. With persistent memory (a device-DAX namespace over scripts/vm's
-# NVDIMM, SCIRE_VM_NVDIMM), a WRITE and a FLUSH for persistence into it. On scire0, once on
-# the same-host fast path and once on the wire path, with the device
-# capability required; then scire against rdma_rxe over a veth
-# (topo_rxe_scire), each as the requester.
+# NVDIMM, SCIRE_VM_NVDIMM), a WRITE and a FLUSH for persistence into it.
+# On scire0, once on the same-host fast path and once on the wire path,
+# with the device capabilities required; then scire against rdma_rxe over
+# a veth (topo_rxe_scire), each as the requester.
 #
 # Needs rdma-core 45 or later (ibv_wr_flush()) and a 6.2 or later kernel
 # (the FLUSH access rights): Debian trixie. On bookworm (rdma-core 44,
