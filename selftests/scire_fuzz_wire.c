@@ -13,9 +13,9 @@
  * the program's control: every BTH opcode with random and boundary field
  * values, truncated and oversized payloads, correct and wrong ICRCs, PSN
  * replays and jumps, forged and stale rkeys, READ responses and ACKs nobody
- * asked for, duplicate atomics, ATOMIC WRITEs (IBA 1.5), aimed at the real
- * QPNs and PSNs (which the
- * program knows, having set them up) and at random QPNs. Most packets carry
+ * asked for, duplicate atomics, ATOMIC WRITEs and FLUSHes (IBA 1.5),
+ * aimed at the real QPNs and PSNs (which the program knows, having set
+ * them up) and at random QPNs. Most packets carry
  * a correct ICRC and plausible headers, so that they get past the ICRC
  * check into the transport.
  *
@@ -131,6 +131,7 @@ enum {
 	H_RESP = 1 << 9,	/* a response (the victim completes) */
 	H_VALID = 1 << 10,
 	H_AW = 1 << 11,		/* ATOMIC WRITE: its payload is one 8-byte word */
+	H_FETH = 1 << 12,	/* 4: FLUSH placement type and selectivity */
 };
 
 struct fz_opcode {
@@ -182,6 +183,7 @@ static void opcodes_init(void)
 	op_set(0x14, "FETCH_ADD", H_ATH | H_REQ);
 	op_set(0x16, "SEND_LAST_INV", H_IETH | H_PAY | H_REQ);
 	op_set(0x17, "SEND_ONLY_INV", H_IETH | H_PAY | H_REQ);
+	op_set(0x1c, "FLUSH", H_FETH | H_RETH | H_REQ);			/* IBA 1.5 */
 	op_set(0x1d, "ATOMIC_WRITE", H_RETH | H_PAY | H_REQ | H_AW);	/* IBA 1.5 */
 	op_set(0x64, "SEND_ONLY", H_DETH | H_PAY | H_REQ);
 	op_set(0x65, "SEND_ONLY_IMM", H_DETH | H_IMM | H_PAY | H_REQ);
@@ -197,7 +199,7 @@ static size_t hdrs_len(unsigned int h)
 {
 	return (h & H_DETH ? 8 : 0) + (h & H_RETH ? 16 : 0) + (h & H_ATH ? 28 : 0) +
 	       (h & H_AETH ? 4 : 0) + (h & H_AACK ? 8 : 0) + (h & H_IMM ? 4 : 0) +
-	       (h & H_IETH ? 4 : 0);
+	       (h & H_IETH ? 4 : 0) + (h & H_FETH ? 4 : 0);
 }
 
 /* --- memory: MRs inside patterned guard mappings ---------------------------- */
@@ -622,7 +624,7 @@ static uint8_t pick_opcode(const struct fz_qp *q)
 {
 	static const uint8_t rc[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
 				      0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11,
-				      0x12, 0x13, 0x14, 0x16, 0x17, 0x1d };
+				      0x12, 0x13, 0x14, 0x16, 0x17, 0x1c, 0x1d };
 	int r = t_rand_below(100), op;
 
 	if (r < 75) {
@@ -742,6 +744,12 @@ static void build_random(struct fz_pkt *p)
 	}
 	if (hdrs & (H_RETH | H_ATH))
 		pick_remote(&va, &rkey, &dlen, paylen, !!(hdrs & (H_ATH | H_AW)));
+	if (hdrs & H_FETH) {
+		/* Placement type in bits 3:0, selectivity level in 5:4. */
+		put32(h, t_one_in(6) ? (uint32_t)t_rand64() :
+			 (uint32_t)(t_rand_below(4) << 4 | t_rand_below(4)));
+		h += 4;
+	}
 	if (hdrs & H_RETH) {
 		put64(h, va);
 		put32(h + 8, rkey);
