@@ -14,7 +14,8 @@
 # its port; ibtracert and saquery path records between every two other
 # hosts; ibv_rc_pingpong -c, ibv_ud_pingpong -c and ib_write_bw over LIDs
 # (no GRH) between every two hosts; IPoIB pings between every two hosts
-# in datagram mode, then in connected mode (MTU 65520) pings again and
+# in datagram mode, rping (rdma_cm) by IPoIB address between every two
+# hosts with every ping's data checked, then in connected mode (MTU 65520) pings again and
 # 1 MiB over TCP from the last host to a with its SHA-256 compared;
 # ibqueryerrors finds no errors on the switch's ports; then the last
 # host's eth0 goes down: its switch port goes down, opensm hears trap
@@ -29,8 +30,8 @@ if [ -z "${SCIRE_HOST:-}" ] || [ -z "${SCIRE_HOSTS:-}" ]; then
 	skip "not on VM hosts (scripts/vm --hosts N)"
 fi
 for p in opensm ibstat ibnetdiscover ibtracert saquery ibqueryerrors ibv_rc_pingpong \
-	ibv_ud_pingpong ping; do
-	command -v "$p" >/dev/null || skip "$p not installed (opensm, infiniband-diags, ibverbs-utils)"
+	ibv_ud_pingpong ping rping; do
+	command -v "$p" >/dev/null || skip "$p not installed (opensm, infiniband-diags, ibverbs-utils, rdmacm-utils)"
 done
 switch=$(command -v scire-ibswitch || echo "$SCIRE_BUILD/tools/ibswitch/scire-ibswitch")
 [ -x "$switch" ] || skip "no scire-ibswitch (make)"
@@ -175,6 +176,33 @@ for h in "${hosts[@]}"; do
 	fi
 done
 hosts_sync pinged 120 || fail "another host did not finish its pings"
+
+# rdma_cm between every two hosts by their IPoIB addresses (address
+# resolution over IPoIB's ARP, path records from the SA, ib_cm through
+# the switch): rping, every ping's data checked.
+for ((i = 0; i < n; i++)); do
+	for ((j = i + 1; j < n; j++)); do
+		if (((i + j) % 2)); then s=${hosts[i]} c=${hosts[j]}; else s=${hosts[j]} c=${hosts[i]}; fi
+		sip=$(ipoib_ip "$s")
+		# Line-buffered: its stderr (the disconnect event) goes into
+		# the same output between lines, not inside one.
+		if hosts_duo "rping over IPoIB addresses, $c to $s" "$s" "$c" \
+			rping -s -a "$sip" -C 10 -S 4000 -V -- \
+			stdbuf -oL rping -c -a "$sip" -C 10 -S 4000 -v -V; then
+			if [ "$me" = "$c" ]; then
+				printf '%s\n' "$PAIR_DUO_OUTPUT" >"$work/rping"
+				if why=$(rping_verify "$work/rping" "ping data: " 10 4000); then
+					echo "ok: rping -v -V $c to $s by IPoIB address: 10 pings of 4000 bytes verified"
+				else
+					echo "rping $c to $s: $why"
+					failed=$((failed + 1))
+				fi
+			fi
+		else
+			failed=$((failed + 1))
+		fi
+	done
+done
 
 if [ "$me" = a ]; then
 	qe=$(ibqueryerrors -c -C "$dev" 2>&1)
