@@ -42,30 +42,77 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Datagrams move in batches of BATCH, one recvmmsg() in and one
+ * sendmmsg() out per batch, instead of a system call per datagram each
+ * way. A scire_ib datagram is at most SIB_HDR_LEN + 4 * 0x7ff bytes (the
+ * LRH's packet length); a larger one is read truncated and counted as
+ * malformed.
+ */
+#define BATCH		64
+#define DGRAM_MAX	(SIB_HDR_LEN + 4 * 0x7ff)
+
 struct prog {
 	int fd;
 	bool verbose;
 	bool was_up[IBSW_MAX_PORTS + 1];
 	bool was_attached[IBSW_MAX_PORTS + 1];
+	/* what the switch sent while handling the last batch */
+	int nout;
+	struct sockaddr_in out_to[BATCH];
+	struct iovec out_iov[BATCH];
+	struct mmsghdr out_msg[BATCH];
+	uint8_t out_buf[BATCH][DGRAM_MAX];
 };
+
+/*
+ * Send what is queued. Blocking: a full send buffer waits rather than
+ * drops, since an RC QP's go-back-N retransmits a whole burst for one
+ * lost packet, and a switch that drops the same tail of every burst never
+ * lets it make progress. The receive side still drops when the switch
+ * falls behind, as a congested link would.
+ */
+static void flush(struct prog *pr)
+{
+	int done = 0, n;
+
+	while (done < pr->nout) {
+		n = sendmmsg(pr->fd, pr->out_msg + done, pr->nout - done, 0);
+		if (n > 0) {
+			done += n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else {
+			/* A peer gone (ICMP unreachable) fails one datagram. */
+			done++;
+		}
+	}
+	pr->nout = 0;
+}
 
 static void xmit(struct ibsw *sw, int port, const uint8_t *buf, size_t len)
 {
 	struct prog *pr = sw->priv;
-	struct sockaddr_in to = {
+	int i;
+
+	if (len > DGRAM_MAX)
+		return;
+	if (pr->nout == BATCH)
+		flush(pr);
+	i = pr->nout++;
+	memcpy(pr->out_buf[i], buf, len);
+	pr->out_to[i] = (struct sockaddr_in) {
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = sw->port[port].addr,
 		.sin_port = sw->port[port].udp_port,
 	};
-
-	/*
-	 * Blocking: a full send buffer waits rather than drops, since an RC
-	 * QP's go-back-N retransmits a whole burst for one lost packet, and
-	 * a switch that drops the same tail of every burst never lets it
-	 * make progress. The receive side still drops when the switch falls
-	 * behind, as a congested link would.
-	 */
-	sendto(pr->fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to));
+	pr->out_iov[i] = (struct iovec) { .iov_base = pr->out_buf[i], .iov_len = len };
+	pr->out_msg[i].msg_hdr = (struct msghdr) {
+		.msg_name = &pr->out_to[i],
+		.msg_namelen = sizeof(pr->out_to[i]),
+		.msg_iov = &pr->out_iov[i],
+		.msg_iovlen = 1,
+	};
 }
 
 /* Tell what changed at the ports since the last look (--verbose). */
@@ -163,7 +210,11 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa = { 0 };
 	const char *listen_arg = NULL, *desc = NULL;
 	static struct ibsw sw;
-	struct prog pr = { .fd = -1 };
+	static struct prog pr = { .fd = -1 };
+	static uint8_t in_buf[BATCH][DGRAM_MAX + 1];
+	static struct sockaddr_in in_from[BATCH];
+	static struct iovec in_iov[BATCH];
+	static struct mmsghdr in_msg[BATCH];
 	uint64_t guid = 0;
 	char defdesc[64], a[INET_ADDRSTRLEN];
 	struct sockaddr_in links[MAX_LINKS];
@@ -282,26 +333,44 @@ int main(int argc, char **argv)
 
 	while (!stop) {
 		struct pollfd pfd = { .fd = pr.fd, .events = POLLIN };
-		uint8_t buf[65536];
-		struct sockaddr_in from;
-		socklen_t flen;
-		ssize_t n;
+		int n;
 
 		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
 			break;
-		/* A burst at a time, then the timers. */
-		for (int i = 0; i < 256; i++) {
-			flen = sizeof(from);
-			n = recvfrom(pr.fd, buf, sizeof(buf), MSG_DONTWAIT,
-				     (struct sockaddr *)&from, &flen);
-			if (n < 0)
+		/* Up to four batches, then the timers. */
+		for (int round = 0; round < 4; round++) {
+			for (int i = 0; i < BATCH; i++) {
+				in_iov[i] = (struct iovec) {
+					.iov_base = in_buf[i], .iov_len = sizeof(in_buf[i]),
+				};
+				in_msg[i].msg_hdr = (struct msghdr) {
+					.msg_name = &in_from[i],
+					.msg_namelen = sizeof(in_from[i]),
+					.msg_iov = &in_iov[i],
+					.msg_iovlen = 1,
+				};
+			}
+			n = recvmmsg(pr.fd, in_msg, BATCH, MSG_DONTWAIT, NULL);
+			if (n <= 0)
 				break;
-			if (from.sin_family != AF_INET)
-				continue;
-			ibsw_rcv(&sw, now_ms(), from.sin_addr.s_addr,
-				 from.sin_port, buf, n);
+			for (int i = 0; i < n; i++) {
+				struct msghdr *h = &in_msg[i].msg_hdr;
+				size_t len = in_msg[i].msg_len;
+
+				if (in_from[i].sin_family != AF_INET)
+					continue;
+				/* Too long for scire_ib: the switch counts it. */
+				if (h->msg_flags & MSG_TRUNC)
+					len = DGRAM_MAX + 1;
+				ibsw_rcv(&sw, now_ms(), in_from[i].sin_addr.s_addr,
+					 in_from[i].sin_port, in_buf[i], len);
+			}
+			flush(&pr);
+			if (n < BATCH)
+				break;
 		}
 		ibsw_tick(&sw, now_ms());
+		flush(&pr);
 		report(&sw, &pr);
 	}
 	close(pr.fd);
