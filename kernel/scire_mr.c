@@ -304,44 +304,6 @@ static bool scire_mr_persistent_ok(struct page **pages, unsigned long npages)
 }
 
 /**
- * scire_mr_persist() - write the CPU caches back over part of an MR that
- * grants IB_ACCESS_FLUSH_PERSISTENT (RDMA FLUSH, placement type
- * persistence, IBA 1.5).
- * @mr: a user MR, held, granting that right: all its pages are persistent
- *	memory (checked when it was registered).
- * @iova: first byte, in the MR's iova space.
- * @len: bytes; the range has been checked against the MR.
- *
- * Every cache line of the range is written back to the memory
- * (arch_wb_cache_pmem()), then ordered before what the caller sends next.
- *
- * Context: any.
- */
-void scire_mr_persist(struct scire_mr *mr, u64 iova, u64 len)
-{
-	u64 off = iova - mr->iova + mr->offset;
-
-	if (WARN_ON_ONCE(!(mr->access & SCIRE_ACCESS_FLUSH_PERSISTENT) ||
-			 !mr->pages))
-		return;
-	while (len) {
-		unsigned int in_page = offset_in_page(off);
-		unsigned int n = min_t(u64, len, PAGE_SIZE - in_page);
-		u64 index = off >> PAGE_SHIFT;
-		void *va;
-
-		if (WARN_ON_ONCE(index >= mr->npages))
-			break;
-		va = kmap_local_page(mr->pages[index]);
-		arch_wb_cache_pmem(va + in_page, n);
-		kunmap_local(va);
-		off += n;
-		len -= n;
-	}
-	pmem_wmb();
-}
-
-/**
  * scire_mr_get() - look up and hold a valid MR by lkey or rkey.
  * @sdev: the device.
  * @key: an lkey or rkey as a work request or packet carries it.
@@ -598,6 +560,45 @@ static struct page *scire_user_page(struct scire_mr *mr, u64 off,
 		return NULL;
 	*in_page = offset_in_page(off);
 	return mr->pages[index];
+}
+
+/**
+ * scire_mr_persist() - write the CPU caches back over part of an MR that
+ * grants IB_ACCESS_FLUSH_PERSISTENT (RDMA FLUSH, placement type
+ * persistence, IBA 1.5).
+ * @mr: a user MR, held, granting that right: all its pages are persistent
+ *	memory (checked when it was registered).
+ * @iova: first byte, in the MR's iova space.
+ * @len: bytes; the range has been checked against the MR.
+ *
+ * Every cache line of the range is written back to the memory
+ * (arch_wb_cache_pmem()), then ordered before what the caller sends next.
+ *
+ * Context: any.
+ */
+void scire_mr_persist(struct scire_mr *mr, u64 iova, u64 len)
+{
+	u64 off = iova - mr->iova;
+
+	if (WARN_ON_ONCE(!(mr->access & SCIRE_ACCESS_FLUSH_PERSISTENT) ||
+			 !mr->pages))
+		return;
+	while (len) {
+		unsigned int in_page, n;
+		struct page *page;
+		void *va;
+
+		page = scire_user_page(mr, off, &in_page);
+		if (!page)
+			break;
+		n = min_t(u64, len, PAGE_SIZE - in_page);
+		va = kmap_local_page(page);
+		arch_wb_cache_pmem(va + in_page, n);
+		kunmap_local(va);
+		off += n;
+		len -= n;
+	}
+	pmem_wmb();
 }
 
 /**

@@ -1865,6 +1865,17 @@ pair_ulp()
 	return $rc
 }
 
+# pmem_dax_node: print the first device-DAX character device there is.
+pmem_dax_node()
+{
+	local dev
+
+	for dev in /sys/bus/dax/devices/dax*; do
+		[ -e "/dev/${dev##*/}" ] && { echo "/dev/${dev##*/}"; return 0; }
+	done
+	return 1
+}
+
 # pmem_devdax: print the character device of a device-DAX namespace over
 # the VM's emulated NVDIMM (scripts/vm with SCIRE_VM_NVDIMM), making it
 # first if the region still has its raw namespace: the dax seed of the
@@ -1873,13 +1884,11 @@ pair_ulp()
 # devdax` does, through sysfs). Returns 1, saying why, without one.
 pmem_devdax()
 {
-	local r ns d dev
+	local r ns d
 
 	modprobe -q nfit && modprobe -q dax_pmem && modprobe -q device_dax ||
 		{ echo "cannot load nfit, dax_pmem and device_dax"; return 1; }
-	for dev in /sys/bus/dax/devices/dax*; do
-		[ -e "/dev/${dev##*/}" ] && { echo "/dev/${dev##*/}"; return 0; }
-	done
+	pmem_dax_node && return 0
 	r=$(find /sys/bus/nd/devices/ -maxdepth 1 -name 'region*' -printf '%f\n' 2>/dev/null | head -n1)
 	[ -n "$r" ] || { echo "no NVDIMM region (scripts/vm needs SCIRE_VM_NVDIMM)"; return 1; }
 	ns=$(cat "/sys/bus/nd/devices/$r/namespace_seed") d=$(cat "/sys/bus/nd/devices/$r/dax_seed")
@@ -1890,12 +1899,7 @@ pmem_devdax()
 		echo "$ns" >"/sys/bus/nd/devices/$d/namespace" &&
 		echo "$d" >/sys/bus/nd/drivers/dax_pmem/bind; } 2>/dev/null ||
 		{ echo "cannot make $d a device-DAX namespace over $ns of $r"; return 1; }
-	for _ in $(seq 50); do
-		for dev in /sys/bus/dax/devices/dax*; do
-			[ -e "/dev/${dev##*/}" ] && { echo "/dev/${dev##*/}"; return 0; }
-		done
-		sleep 0.1
-	done
+	wait_for 5 pmem_dax_node && { pmem_dax_node; return 0; }
 	echo "dax_pmem bound $d, yet no /dev/dax* appeared"
 	return 1
 }
