@@ -135,27 +135,32 @@ fi
 hosts_sync discovered 300 || fail "host a's discovery did not finish"
 
 # --- verbs over LIDs, between every two hosts -----------------------------------
-# Each host serves some pairs and is a client in others, as 20 does.
-port=18600
+# Each host serves some pairs and is a client in others, as 20 does: one
+# "SERVER CLIENT" line per two hosts.
+duos=()
 for ((i = 0; i < n; i++)); do
 	for ((j = i + 1; j < n; j++)); do
-		if (((i + j) % 2)); then s=${hosts[i]} c=${hosts[j]}; else s=${hosts[j]} c=${hosts[i]}; fi
-		saddr=$(host_addr "$s")
-		port=$((port + 1))
-		pp=(-d "$dev" -p "$port" -c -n 50 -s 4096)
-		hosts_duo "ibv_rc_pingpong -c over LIDs, $c to $s" "$s" "$c" ibv_rc_pingpong "${pp[@]}" -- \
-			ibv_rc_pingpong "${pp[@]}" "$saddr" || failed=$((failed + 1))
-		port=$((port + 1))
-		pp=(-d "$dev" -p "$port" -c -n 50 -s 2048)
-		hosts_duo "ibv_ud_pingpong -c over LIDs, $c to $s" "$s" "$c" ibv_ud_pingpong "${pp[@]}" -- \
-			ibv_ud_pingpong "${pp[@]}" "$saddr" || failed=$((failed + 1))
-		if command -v ib_write_bw >/dev/null; then
-			port=$((port + 1))
-			pt=(-d "$dev" -F -p "$port" -s 65536 -n 100)
-			hosts_duo "ib_write_bw -s 65536 over LIDs, $c to $s" "$s" "$c" ib_write_bw "${pt[@]}" -- \
-				ib_write_bw "${pt[@]}" "$saddr" || failed=$((failed + 1))
-		fi
+		if (((i + j) % 2)); then duos+=("${hosts[i]} ${hosts[j]}"); else duos+=("${hosts[j]} ${hosts[i]}"); fi
 	done
+done
+port=18600
+for duo in "${duos[@]}"; do
+	read -r s c <<<"$duo"
+	saddr=$(host_addr "$s")
+	port=$((port + 1))
+	pp=(-d "$dev" -p "$port" -c -n 50 -s 4096)
+	hosts_duo "ibv_rc_pingpong -c over LIDs, $c to $s" "$s" "$c" ibv_rc_pingpong "${pp[@]}" -- \
+		ibv_rc_pingpong "${pp[@]}" "$saddr" || failed=$((failed + 1))
+	port=$((port + 1))
+	pp=(-d "$dev" -p "$port" -c -n 50 -s 2048)
+	hosts_duo "ibv_ud_pingpong -c over LIDs, $c to $s" "$s" "$c" ibv_ud_pingpong "${pp[@]}" -- \
+		ibv_ud_pingpong "${pp[@]}" "$saddr" || failed=$((failed + 1))
+	if command -v ib_write_bw >/dev/null; then
+		port=$((port + 1))
+		pt=(-d "$dev" -F -p "$port" -s 65536 -n 100)
+		hosts_duo "ib_write_bw -s 65536 over LIDs, $c to $s" "$s" "$c" ib_write_bw "${pt[@]}" -- \
+			ib_write_bw "${pt[@]}" "$saddr" || failed=$((failed + 1))
+	fi
 done
 
 # --- IPoIB between every two hosts ---------------------------------------------
@@ -180,28 +185,26 @@ hosts_sync pinged 120 || fail "another host did not finish its pings"
 # rdma_cm between every two hosts by their IPoIB addresses (address
 # resolution over IPoIB's ARP, path records from the SA, ib_cm through
 # the switch): rping, every ping's data checked.
-for ((i = 0; i < n; i++)); do
-	for ((j = i + 1; j < n; j++)); do
-		if (((i + j) % 2)); then s=${hosts[i]} c=${hosts[j]}; else s=${hosts[j]} c=${hosts[i]}; fi
-		sip=$(ipoib_ip "$s")
-		# Line-buffered: its stderr (the disconnect event) goes into
-		# the same output between lines, not inside one.
-		if hosts_duo "rping over IPoIB addresses, $c to $s" "$s" "$c" \
-			rping -s -a "$sip" -C 10 -S 4000 -V -- \
-			stdbuf -oL rping -c -a "$sip" -C 10 -S 4000 -v -V; then
-			if [ "$me" = "$c" ]; then
-				printf '%s\n' "$PAIR_DUO_OUTPUT" >"$work/rping"
-				if why=$(rping_verify "$work/rping" "ping data: " 10 4000); then
-					echo "ok: rping -v -V $c to $s by IPoIB address: 10 pings of 4000 bytes verified"
-				else
-					echo "rping $c to $s: $why"
-					failed=$((failed + 1))
-				fi
+for duo in "${duos[@]}"; do
+	read -r s c <<<"$duo"
+	sip=$(ipoib_ip "$s")
+	# Line-buffered: its stderr (the disconnect event) goes into
+	# the same output between lines, not inside one.
+	if hosts_duo "rping over IPoIB addresses, $c to $s" "$s" "$c" \
+		rping -s -a "$sip" -C 10 -S 4000 -V -- \
+		stdbuf -oL rping -c -a "$sip" -C 10 -S 4000 -v -V; then
+		if [ "$me" = "$c" ]; then
+			printf '%s\n' "$PAIR_DUO_OUTPUT" >"$work/rping"
+			if why=$(rping_verify "$work/rping" "ping data: " 10 4000); then
+				echo "ok: rping -v -V $c to $s by IPoIB address: 10 pings of 4000 bytes verified"
+			else
+				echo "rping $c to $s: $why"
+				failed=$((failed + 1))
 			fi
-		else
-			failed=$((failed + 1))
 		fi
-	done
+	else
+		failed=$((failed + 1))
+	fi
 done
 
 if [ "$me" = a ]; then
