@@ -81,9 +81,10 @@
 
 /*
  * Largest RoCEv2 header stack around a payload: IPv6 (40) + UDP (8) +
- * BTH (12) + AtomicETH (28, the largest extended header) + ICRC (4).
- * The active path MTU is the largest IB MTU that fits the netdev MTU
- * after these.
+ * BTH (12) + 28 bytes of extended headers (an AtomicETH; a packet with
+ * payload carries at most 24, an XRC WRITE ONLY with immediate; an XRC
+ * atomic's 32 come without payload) + ICRC (4). The active path MTU is
+ * the largest IB MTU that fits the netdev MTU after these.
  */
 #define SCIRE_MAX_HDR_LEN	(40 + 8 + 12 + 28 + 4)
 
@@ -539,6 +540,17 @@ struct scire_pd {
 };
 
 /**
+ * struct scire_xrcd - an XRC domain (IBA annex A19). The core
+ * shares it between processes by inode and counts its users; scire keeps
+ * nothing of its own in it: an XRC SRQ and an XRC TGT QP belong together
+ * when the core gave both the same domain.
+ * @ibxrcd:	the core's domain; must stay first.
+ */
+struct scire_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
+/**
  * struct scire_mmap_entry - memory a user context may mmap(2).
  * @rdma: the core's entry; its offset is what user space passes to mmap.
  * @addr: vmalloc_user() memory, freed by scire_mmap_free() once both the
@@ -748,12 +760,19 @@ static inline void *scire_wq_slot(struct scire_wq *wq, u32 index)
  * @srqn:	index in scire_dev.srq_xa.
  * @limit:	SRQ limit (IBA 10.2.9.4); 0 when disarmed. Read and written
  *		under @rq.lock.
+ * @users:	an XRC SRQ is found by number from the wire, not through a
+ *		QP the core ties to it: one count for the SRQ itself and one
+ *		per responder run using it (scire_xsrq_get()); destroy drops
+ *		its own and waits on @gone for the rest.
+ * @gone:	completed when @users reaches zero.
  */
 struct scire_srq {
 	struct ib_srq ibsrq;
 	struct scire_wq rq;
 	u32 srqn;
 	u32 limit;
+	refcount_t users;
+	struct completion gone;
 };
 
 /**
@@ -1198,6 +1217,33 @@ static inline bool scire_qp_is_datagram(const struct scire_qp *qp)
 	       qp->ibqp.qp_type == IB_QPT_SMI;
 }
 
+/*
+ * Reliable connected: RC, and XRC's two halves (annex A19): the initiator
+ * (XRC_INI, a send queue only) and the target (XRC_TGT, no queues; its
+ * receives come from the XRC SRQ each request names). Same PSNs, ACKs and
+ * retries as RC.
+ */
+static inline bool scire_qp_is_rc(const struct scire_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+static inline bool scire_qp_is_xrc(const struct scire_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* The transport bits of the BTH opcodes a connected QP sends. */
+static inline u8 scire_qp_transport(const struct scire_qp *qp)
+{
+	if (scire_qp_is_xrc(qp))
+		return SCIRE_OP_XRC;
+	return qp->ibqp.qp_type == IB_QPT_UC ? SCIRE_OP_UC : SCIRE_OP_RC;
+}
+
 /* scire_main.c */
 void scire_port_update(struct scire_dev *sdev);
 
@@ -1462,6 +1508,11 @@ int scire_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int scire_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int scire_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
+struct scire_srq *scire_xsrq_get(struct scire_dev *sdev,
+				 const struct ib_xrcd *xrcd, u32 srqn);
+void scire_xsrq_put(struct scire_srq *srq);
+int scire_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int scire_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* scire_ah.c */
 int scire_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -164,7 +164,7 @@ bool scire_comp_head_error(struct scire_qp *qp)
 	 * The state first: a consumer that polls the error CQE and then
 	 * queries the QP must find it in ERR (or SQE) already.
 	 */
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (scire_qp_is_rc(qp))
 		scire_qp_error(qp);
 	else
 		scire_qp_sq_error(qp);
@@ -388,8 +388,8 @@ static void scire_comp_atomic_write(struct scire_qp *qp, struct sk_buff *skb,
 
 	if (psn != w->first_psn)
 		return;
-	if (pkt->opcode != (SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_ONLY) ||
-	    pkt->paylen) {
+	if ((pkt->opcode & ~SCIRE_OP_TRANSPORT_MASK) !=
+	    SCIRE_OP_READ_RESPONSE_ONLY || pkt->paylen) {
 		scire_comp_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -624,24 +624,26 @@ void scire_comp_rcv(struct scire_qp *qp, struct sk_buff *skb)
 	struct scire_pkt *pkt = scire_pkt(skb);
 	u32 base = req->comp_psn, psn = scire_psn(pkt->psn);
 
-	if (!req->shadow || qp->ibqp.qp_type != IB_QPT_RC ||
+	/* RC, or an XRC initiator: responses of its own transport. */
+	if (!req->shadow || !scire_qp_is_rc(qp) ||
+	    (pkt->opcode & SCIRE_OP_TRANSPORT_MASK) != scire_qp_transport(qp) ||
 	    !scire_comp_active(qp) ||
 	    scire_psn_dist(base, psn) >= scire_psn_dist(base, req->hi_psn)) {
 		kfree_skb(skb);
 		return;
 	}
 
-	switch (pkt->opcode) {
-	case SCIRE_OP_RC | SCIRE_OP_ACKNOWLEDGE:
+	switch (pkt->opcode & ~SCIRE_OP_TRANSPORT_MASK) {
+	case SCIRE_OP_ACKNOWLEDGE:
 		scire_comp_ack(qp, skb, base, psn);
 		break;
-	case SCIRE_OP_RC | SCIRE_OP_ATOMIC_ACKNOWLEDGE:
+	case SCIRE_OP_ATOMIC_ACKNOWLEDGE:
 		scire_comp_atomic(qp, skb, base, psn);
 		break;
-	case SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_FIRST:
-	case SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_MIDDLE:
-	case SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_LAST:
-	case SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_ONLY:
+	case SCIRE_OP_READ_RESPONSE_FIRST:
+	case SCIRE_OP_READ_RESPONSE_MIDDLE:
+	case SCIRE_OP_READ_RESPONSE_LAST:
+	case SCIRE_OP_READ_RESPONSE_ONLY:
 		scire_comp_read(qp, skb, base, psn);
 		break;
 	default:

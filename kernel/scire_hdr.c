@@ -15,6 +15,7 @@ static const struct {
 	u32 mask;
 	u8 len;
 } scire_ext_hdr[SCIRE_H_PAYLOAD] = {
+	[SCIRE_H_XRCETH] = { SCIRE_M_XRCETH, sizeof(struct scire_xrceth) },
 	[SCIRE_H_DETH] = { SCIRE_M_DETH, sizeof(struct scire_deth) },
 	[SCIRE_H_FETH] = { SCIRE_M_FETH, sizeof(struct scire_feth) },
 	[SCIRE_H_RETH] = { SCIRE_M_RETH, sizeof(struct scire_reth) },
@@ -90,6 +91,21 @@ static const u32 scire_opcode_mask[256] = {
 const struct scire_opcode_info *scire_opcode __read_mostly;
 static struct scire_opcode_info scire_opcode_tbl[256] __ro_after_init;
 
+/*
+ * XRC (IBA 1.2 annex A19, in 9.2.1 table 38 since) has every RC opcode at
+ * transport 0xa0; each request carries an XRCETH right after the BTH,
+ * responses do not.
+ */
+static u32 scire_opcode_mask_of(unsigned int op)
+{
+	u32 rc;
+
+	if ((op & SCIRE_OP_TRANSPORT_MASK) != SCIRE_OP_XRC)
+		return scire_opcode_mask[op];
+	rc = scire_opcode_mask[op & ~SCIRE_OP_TRANSPORT_MASK];
+	return (rc & SCIRE_M_REQ) ? rc | SCIRE_M_XRCETH : rc;
+}
+
 /* Derive each opcode's header lengths and offsets from its mask. */
 static void scire_opcode_fill(struct scire_opcode_info *tbl)
 {
@@ -99,7 +115,7 @@ static void scire_opcode_fill(struct scire_opcode_info *tbl)
 		struct scire_opcode_info *info = &tbl[op];
 		u8 len = sizeof(struct scire_bth);
 
-		info->mask = scire_opcode_mask[op];
+		info->mask = scire_opcode_mask_of(op);
 		for (h = 0; h < SCIRE_H_PAYLOAD; h++) {
 			info->offset[h] = len;
 			if (info->mask & scire_ext_hdr[h].mask)

@@ -86,6 +86,11 @@ struct scire_deth {
 	__be32 sqp;		/* resv(31:24) SrcQP(23:0) */
 };
 
+/* XRC Extended Transport Header, IBA 9.3.8 (A19.3): the target XRC SRQ. */
+struct scire_xrceth {
+	__be32 srqn;		/* resv(31:24) XRCSRQ(23:0) */
+};
+
 /* Immediate data and Invalidate ETH, IBA 9.3.6 and 9.3.7. */
 struct scire_immdt {
 	__be32 imm;
@@ -121,6 +126,7 @@ enum scire_bth_opcode {
 	SCIRE_OP_RC				= 0x00,
 	SCIRE_OP_UC				= 0x20,
 	SCIRE_OP_UD				= 0x60,
+	SCIRE_OP_XRC				= 0xa0,
 
 	SCIRE_OP_SEND_FIRST			= 0x00,
 	SCIRE_OP_SEND_MIDDLE			= 0x01,
@@ -175,10 +181,12 @@ enum scire_opcode_mask {
 	SCIRE_M_ATOMIC_WRITE	= BIT(20),	/* RDMA ATOMIC WRITE request */
 	SCIRE_M_FLUSH		= BIT(21),	/* RDMA FLUSH request */
 	SCIRE_M_FETH		= BIT(22),
+	SCIRE_M_XRCETH		= BIT(23),	/* XRC request */
 };
 
 /* Offsets of extended headers after the BTH, in wire order. */
 enum scire_hdr_index {
+	SCIRE_H_XRCETH,
 	SCIRE_H_DETH,
 	SCIRE_H_FETH,
 	SCIRE_H_RETH,

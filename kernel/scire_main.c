@@ -118,6 +118,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.alloc_mw = scire_alloc_mw,
 	.alloc_pd = scire_alloc_pd,
 	.alloc_ucontext = scire_alloc_ucontext,
+	.alloc_xrcd = scire_alloc_xrcd,
 	.attach_mcast = scire_attach_mcast,
 	.create_ah = scire_create_ah,
 	SCIRE_CREATE_CQ_OPS,
@@ -129,6 +130,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.dealloc_mw = scire_dealloc_mw,
 	.dealloc_pd = scire_dealloc_pd,
 	.dealloc_ucontext = scire_dealloc_ucontext,
+	.dealloc_xrcd = scire_dealloc_xrcd,
 	.del_gid = scire_del_gid,
 	.dereg_mr = scire_dereg_mr,
 	.destroy_ah = scire_destroy_ah,
@@ -173,6 +175,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, scire_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, scire_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, scire_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, scire_xrcd, ibxrcd),
 };
 
 static enum ib_port_state scire_netdev_port_state(struct net_device *ndev)

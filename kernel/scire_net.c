@@ -392,6 +392,13 @@ static bool scire_rcv_transport_ok(const struct scire_qp *qp, u8 opcode)
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		return transport == SCIRE_OP_RC;
+	/* XRC: an initiator hears responses only, a target requests only. */
+	case IB_QPT_XRC_INI:
+		return transport == SCIRE_OP_XRC &&
+		       (scire_opcode[opcode].mask & SCIRE_M_RESP);
+	case IB_QPT_XRC_TGT:
+		return transport == SCIRE_OP_XRC &&
+		       (scire_opcode[opcode].mask & SCIRE_M_REQ);
 	case IB_QPT_UC:
 		return transport == SCIRE_OP_UC;
 	case IB_QPT_UD:
@@ -414,7 +421,7 @@ static bool scire_rcv_path_ok(const struct scire_qp *qp,
 {
 	const struct scire_av *av = &qp->av;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+	if (!scire_qp_is_rc(qp) && qp->ibqp.qp_type != IB_QPT_UC)
 		return true;
 	/* scire_ib: the LRH's SLID must be the QP's DLID (IBA 9.6.1.1). */
 	if (scire_pkt(skb)->ib)
@@ -470,7 +477,7 @@ static bool scire_unit_path_ok(const struct scire_qp *qp,
 {
 	const struct scire_av *av = &qp->av;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+	if (!scire_qp_is_rc(qp) && qp->ibqp.qp_type != IB_QPT_UC)
 		return false;
 	if (av->network_type != from->network_type)
 		return false;

@@ -174,6 +174,9 @@ static bool scire_qp_bh_state(enum ib_qp_state state)
  */
 static bool scire_qp_bh_ok(struct scire_qp *qp, enum ib_qp_state state)
 {
+	/* An XRC target learns its PD (an XRC SRQ's) from each request. */
+	if (!qp->ibqp.pd)
+		return false;
 	return scire_qp_bh_state(state) &&
 	       !atomic_read(&to_spd(qp->ibqp.pd)->num_odp_mr);
 }
@@ -680,7 +683,7 @@ int scire_qp_doorbell(struct scire_qp *qp, u32 flags)
 {
 	if (flags & ~(SCIRE_DOORBELL_SQ | SCIRE_DOORBELL_RQ))
 		return -EINVAL;
-	if ((flags & SCIRE_DOORBELL_RQ) && qp->srq)
+	if ((flags & SCIRE_DOORBELL_RQ) && (qp->srq || scire_qp_is_xrc(qp)))
 		return -EINVAL;
 
 	if ((flags & SCIRE_DOORBELL_RQ) &&
@@ -748,7 +751,8 @@ static int scire_wq_take(struct scire_wq *wq, struct scire_recv_wqe *rwqe,
  * remain, the limit is disarmed and IB_EVENT_SRQ_LIMIT_REACHED raised.
  *
  * Context: the QP's work item. Takes the SRQ's lock with interrupts saved;
- * a QP's own RQ has a single consumer and needs none.
+ * a QP's own RQ has a single consumer and needs none. An XRC TGT QP takes
+ * from the XRC SRQ its responder holds (struct scire_resp.xsrq).
  * Return: 0; -EAGAIN if the queue is empty (RNR); -EINVAL if the WQE
  * carries more SGEs than the queue allows (it is consumed, @rwqe->wr_id is
  * valid and @rwqe->num_sge is 0: complete it in error); -EIO if the
@@ -762,6 +766,12 @@ int scire_rq_take(struct scire_qp *qp, struct scire_recv_wqe *rwqe)
 	u32 left;
 	int ret;
 
+	/* An XRC TGT QP: the XRC SRQ the request named (scire_resp.c). */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		srq = qp->resp.xsrq;
+		if (WARN_ON_ONCE(!srq))
+			return -EIO;
+	}
 	if (!srq)
 		return scire_wq_take(&qp->rq, rwqe, &left);
 
@@ -1068,7 +1078,7 @@ static void scire_qp_stop(struct scire_qp *qp)
 	scire_qp_exec_unlock(qp);
 	mutex_unlock(&qp->work_mutex);
 	cancel_work_sync(&qp->work);
-	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	if (scire_qp_is_rc(qp) &&
 	    (was == IB_QPS_RTR || was == IB_QPS_RTS || was == IB_QPS_SQD ||
 	     was == IB_QPS_SQE)) {
 		mutex_lock(&qp->work_mutex);
@@ -1348,6 +1358,16 @@ static void scire_qp_caps(const struct scire_qp *qp, struct ib_qp_cap *cap)
 	cap->max_inline_data = qp->sq.max_inline;
 	cap->max_recv_wr = qp->srq ? 0 : qp->rq.num_entries;
 	cap->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	/* XRC: the initiator only sends, the target has no queues at all. */
+	if (scire_qp_is_xrc(qp)) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		cap->max_send_wr = 0;
+		cap->max_send_sge = 0;
+		cap->max_inline_data = 0;
+	}
 }
 
 /**
@@ -1514,6 +1534,19 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_XRC_INI:
+		/* User space only: a kernel send WR names no remote XRC SRQ. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		break;
+	case IB_QPT_XRC_TGT:
+		/*
+		 * The core creates a target as its own object, without udata,
+		 * and hands the processes of the domain handles to it.
+		 */
+		if (!init->xrcd)
+			return -EINVAL;
+		break;
 	case IB_QPT_GSI:
 	case IB_QPT_SMI:
 		/*
@@ -1526,12 +1559,19 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->rwq_ind_tbl || init->xrcd)
+	if (init->create_flags || init->rwq_ind_tbl ||
+	    (init->xrcd && init->qp_type != IB_QPT_XRC_TGT))
 		return -EOPNOTSUPP;
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
 	    init->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
-	if (!init->send_cq || !init->recv_cq)
+	/* XRC: an initiator has a send CQ only, a target no CQ (annex A19). */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return 0;
+	if (!init->send_cq ||
+	    (!init->recv_cq && init->qp_type != IB_QPT_XRC_INI))
+		return -EINVAL;
+	if (init->qp_type == IB_QPT_XRC_INI && init->srq)
 		return -EINVAL;
 	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC)
 		return -EINVAL;
@@ -1553,16 +1593,20 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 static noinline int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata)
 {
 	struct scire_create_qp_resp resp = {
-		.sq_mmap_offset = rdma_user_mmap_get_offset(&qp->sq.mmap->rdma),
-		.sq_mmap_size = (u64)qp->sq.mmap->rdma.npages << PAGE_SHIFT,
 		.qpn = qp->ibqp.qp_num,
-		.sq_entries = qp->sq.num_entries,
-		.sq_wqe_size = qp->sq.wqe_size,
-		.max_send_sge = qp->sq.max_sge,
-		.max_inline_data = qp->sq.max_inline,
 	};
 
-	if (!qp->srq) {
+	/* An XRC target maps no ring, an XRC initiator only its SQ. */
+	if (qp->sq.mmap) {
+		resp.sq_mmap_offset =
+			rdma_user_mmap_get_offset(&qp->sq.mmap->rdma);
+		resp.sq_mmap_size = (u64)qp->sq.mmap->rdma.npages << PAGE_SHIFT;
+		resp.sq_entries = qp->sq.num_entries;
+		resp.sq_wqe_size = qp->sq.wqe_size;
+		resp.max_send_sge = qp->sq.max_sge;
+		resp.max_inline_data = qp->sq.max_inline;
+	}
+	if (qp->rq.mmap) {
 		resp.rq_mmap_offset =
 			rdma_user_mmap_get_offset(&qp->rq.mmap->rdma);
 		resp.rq_mmap_size = (u64)qp->rq.mmap->rdma.npages << PAGE_SHIFT;
@@ -1576,7 +1620,8 @@ static noinline int scire_qp_respond(struct scire_qp *qp, struct ib_udata *udata
 ALLOW_ERROR_INJECTION(scire_qp_respond, ERRNO);
 
 /**
- * scire_create_qp() - create an RC, UC, UD, GSI or SMI QP (IBA 11.2.4.1).
+ * scire_create_qp() - create an RC, UC, UD, XRC, GSI or SMI QP (IBA
+ * 11.2.4.1, annex A19).
  * @ibqp: the core-allocated QP (PD, CQs, SRQ, type and event handler set).
  * @init: creation attributes. Capacities up to SCIRE_MAX_QP_WR WQEs,
  *	  SCIRE_MAX_SGE SGEs and SCIRE_MAX_INLINE inline bytes; on success
@@ -1592,14 +1637,19 @@ ALLOW_ERROR_INJECTION(scire_qp_respond, ERRNO);
  * GSI QP (kernel only, one per device, for the MAD layer) is QP1, and on a
  * scire_ib device the SMI QP is QP0.
  *
+ * XRC: an initiator (XRC_INI, user only) has a mapped SQ and a send CQ,
+ * no RQ; each WQE names the remote XRC SRQ. A target (XRC_TGT) is created
+ * by the core for an XRC domain, without udata or CQs, and has no queues:
+ * it takes receive WQEs from, and completes them on the CQ of, the XRC
+ * SRQ of its domain each request names (scire_resp.c).
+ *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC/UD/GSI (and SMI
- * on scire_ib), creation
- * flags, XRC or RSS; -EINVAL for capacities past the limits, a bad
- * sq_sig_type, missing CQs, a non-zero UHW request, a short response
- * buffer, or a GSI or SMI QP from user space or not on port 1; -EBUSY for
- * a second one;
- * -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when no QPN is free; -EFAULT if
+ * Return: 0; -EOPNOTSUPP for a QP type other than RC/UC/UD/XRC/GSI (and
+ * SMI on scire_ib), a kernel XRC initiator, creation flags or RSS;
+ * -EINVAL for capacities past the limits, a bad sq_sig_type, missing CQs
+ * (an XRC target without its domain), a non-zero UHW request, a short
+ * response buffer, or a GSI or SMI QP from user space or not on port 1;
+ * -EBUSY for a second one; -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when no QPN is free; -EFAULT if
  * the response cannot be written; errors of scire_req_init() and
  * scire_resp_init().
  */
@@ -1643,8 +1693,8 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	INIT_WORK(&qp->work, scire_qp_work);
 	skb_queue_head_init(&qp->rxq);
-	qp->scq = to_scq(init->send_cq);
-	qp->rcq = to_scq(init->recv_cq);
+	qp->scq = init->send_cq ? to_scq(init->send_cq) : NULL;
+	qp->rcq = init->recv_cq ? to_scq(init->recv_cq) : NULL;
 	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->path_mtu = IB_MTU_256;
@@ -1652,12 +1702,26 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&qp->ah_attr, 1);
 
-	scire_sq_shape(&qp->sq, cap->max_send_wr, cap->max_send_sge,
-		       cap->max_inline_data);
-	ret = scire_wq_alloc(&qp->sq, udata);
+	/*
+	 * An XRC target's queues and an XRC initiator's RQ are never posted
+	 * to (post_send, post_recv and the doorbell refuse them): one empty
+	 * kernel slot each keeps every ring walk valid.
+	 */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		scire_sq_shape(&qp->sq, 1, 0, 0);
+	else
+		scire_sq_shape(&qp->sq, cap->max_send_wr, cap->max_send_sge,
+			       cap->max_inline_data);
+	ret = scire_wq_alloc(&qp->sq, init->qp_type == IB_QPT_XRC_TGT ?
+				      NULL : udata);
 	if (ret)
 		goto err_mutex;
-	if (!qp->srq) {
+	if (scire_qp_is_xrc(qp)) {
+		scire_rq_shape(&qp->rq, 1, 0);
+		ret = scire_wq_alloc(&qp->rq, NULL);
+		if (ret)
+			goto err_sq;
+	} else if (!qp->srq) {
 		scire_rq_shape(&qp->rq, cap->max_recv_wr, cap->max_recv_sge);
 		ret = scire_wq_alloc(&qp->rq, udata);
 		if (ret)
@@ -1697,7 +1761,7 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		goto err_req;
 
-	if (udata) {
+	if (udata && init->qp_type != IB_QPT_XRC_TGT) {
 		ret = scire_qp_respond(qp, udata);
 		if (ret)
 			goto err_resp;
@@ -1963,7 +2027,8 @@ int scire_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 prod, cons;
 	int ret = 0;
 
-	if (READ_ONCE(qp->state) == IB_QPS_RESET || sq->mmap) {
+	if (READ_ONCE(qp->state) == IB_QPS_RESET || sq->mmap ||
+	    scire_qp_is_xrc(qp)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -2070,7 +2135,8 @@ int scire_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct scire_qp *qp = to_sqp(ibqp);
 	int ret;
 
-	if (qp->srq || qp->rq.mmap || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	if (qp->srq || qp->rq.mmap || scire_qp_is_xrc(qp) ||
+	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

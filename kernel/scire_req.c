@@ -748,6 +748,12 @@ static void scire_req_ext_hdrs(struct scire_qp *qp, struct sk_buff *skb,
 		     offsetof(struct scire_send_wqe, rdma.remote_addr) ||
 		     offsetof(struct scire_send_wqe, flush.rkey) !=
 		     offsetof(struct scire_send_wqe, rdma.rkey));
+	if (mask & SCIRE_M_XRCETH) {
+		struct scire_xrceth *xrceth = (void *)skb->data +
+					      oi->offset[SCIRE_H_XRCETH];
+
+		xrceth->srqn = cpu_to_be32(wqe->xrc_srqn & SCIRE_QPN_MASK);
+	}
 	if (mask & SCIRE_M_FETH) {
 		struct scire_feth *feth = (void *)skb->data +
 					  oi->offset[SCIRE_H_FETH];
@@ -775,7 +781,8 @@ static void scire_req_ext_hdrs(struct scire_qp *qp, struct sk_buff *skb,
 		struct scire_atmeth *atm = (void *)skb->data +
 					   oi->offset[SCIRE_H_ATMETH];
 
-		if (opcode == RC_OP(COMPARE_SWAP)) {
+		if ((opcode & ~SCIRE_OP_TRANSPORT_MASK) ==
+		    SCIRE_OP_COMPARE_SWAP) {
 			swap_add = wqe->atomic.swap;
 			comp = wqe->atomic.compare_add;
 		} else {
@@ -944,11 +951,16 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 		break;
 	}
 	next = scire_psn(next);
-	/* The table holds RC opcodes (transport bits 0); UC/UD differ there. */
+	/*
+	 * The table holds RC opcodes (transport bits 0); UC, UD and XRC
+	 * differ there.
+	 */
 	if (ud)
 		opcode |= SCIRE_OP_UD;
 	else if (uc)
 		opcode |= SCIRE_OP_UC;
+	else if (scire_qp_is_xrc(qp))
+		opcode |= SCIRE_OP_XRC;
 
 	/*
 	 * AckReq on the last packet of every message, every

@@ -63,12 +63,45 @@ struct scire_resp_res {
 
 static bool scire_resp_is_rc(const struct scire_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_RC;
+	return scire_qp_is_rc(qp);
 }
 
+/*
+ * The PD that checks R_Keys and the receive WQE's L_Keys: the QP's, or for
+ * an XRC TGT QP (which has none) that of the XRC SRQ the request names
+ * (annex A19). Every caller handles a request whose SRQ is bound.
+ */
 static struct scire_pd *scire_resp_pd(struct scire_qp *qp)
 {
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return to_spd(qp->resp.xsrq->ibsrq.pd);
 	return to_spd(qp->ibqp.pd);
+}
+
+/* An XRC TGT QP lets go of the XRC SRQ it used this run. */
+static void scire_resp_xsrq_release(struct scire_qp *qp)
+{
+	struct scire_resp *resp = &qp->resp;
+
+	if (resp->xsrq) {
+		scire_xsrq_put(resp->xsrq);
+		resp->xsrq = NULL;
+	}
+}
+
+/*
+ * An XRC TGT QP takes up XRC SRQ @srqn of its domain for the rest of the
+ * run (scire_xsrq_get()). Return: false if there is none such.
+ */
+static bool scire_resp_xsrq_bind(struct scire_qp *qp, u32 srqn)
+{
+	struct scire_resp *resp = &qp->resp;
+
+	if (resp->xsrq && resp->xsrq->srqn == srqn)
+		return true;
+	scire_resp_xsrq_release(qp);
+	resp->xsrq = scire_xsrq_get(qp->sdev, qp->ibqp.xrcd, srqn);
+	return resp->xsrq;
 }
 
 /* The responder works from RTR until the QP moves to ERR or RESET. */
@@ -125,7 +158,7 @@ static void scire_resp_ack_flush(struct scire_qp *qp)
 	if (!resp->ack_pending)
 		return;
 	resp->ack_pending = false;
-	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_ACKNOWLEDGE,
+	scire_resp_send_ack(qp, scire_qp_transport(qp) | SCIRE_OP_ACKNOWLEDGE,
 			    SCIRE_AETH_ACK_UNLIMITED, resp->ack_psn,
 			    resp->ack_msn, 0);
 }
@@ -164,21 +197,31 @@ static void scire_resp_nak(struct scire_qp *qp, u8 syndrome, u32 psn)
 		return;
 	trace_scire_nak_send(qp, syndrome, psn);
 	scire_resp_ack_before(qp, psn);
-	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_ACKNOWLEDGE, syndrome,
-			    psn, qp->resp.msn, 0);
+	scire_resp_send_ack(qp, scire_qp_transport(qp) | SCIRE_OP_ACKNOWLEDGE,
+			    syndrome, psn, qp->resp.msn, 0);
 }
 
-/* Complete the receive WQE in hand; it is then no longer ours. */
+/*
+ * Complete the receive WQE in hand; it is then no longer ours. An XRC TGT
+ * QP completes it on the CQ of the XRC SRQ it came from; if that SRQ is
+ * gone, so is the place to report it.
+ */
 static int scire_resp_post(struct scire_qp *qp, struct scire_cqe *cqe,
 			   bool solicited)
 {
 	struct scire_resp *resp = &qp->resp;
+	struct scire_cq *cq = qp->rcq;
 
 	cqe->wr_id = resp->wqe->wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->vlan_id = 0xffff;
 	resp->wqe_valid = false;
-	return scire_cq_post(qp->rcq, cqe, &qp->ibqp, solicited);
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		if (!scire_resp_xsrq_bind(qp, resp->wqe_srqn))
+			return 0;
+		cq = to_scq(resp->xsrq->ibsrq.ext.cq);
+	}
+	return scire_cq_post(cq, cqe, &qp->ibqp, solicited);
 }
 
 static void scire_resp_complete_err(struct scire_qp *qp,
@@ -279,6 +322,8 @@ static int scire_resp_get_wqe(struct scire_qp *qp)
 			return ret;
 		}
 		resp->wqe_valid = true;
+		if (resp->xsrq)
+			resp->wqe_srqn = resp->xsrq->srqn;
 	}
 	scire_sgl_init(resp->sgl, scire_resp_pd(qp), resp->wqe->sge,
 		       resp->wqe->num_sge);
@@ -646,6 +691,7 @@ static void scire_resp_read_start(struct scire_qp *qp,
 	rd->va = va;
 	rd->resid = len;
 	rd->rkey = rkey;
+	rd->srqn = qp->resp.xsrq ? qp->resp.xsrq->srqn : 0;
 	rd->psn = psn;
 	rd->msn = msn;
 	rd->mtu = scire_pkt_mtu(qp, pkt);
@@ -716,6 +762,12 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 	u8 opcode;
 	int ret;
 
+	/* An XRC SRQ destroyed meanwhile took the R_Key's PD with it. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+	    !scire_resp_xsrq_bind(qp, rd->srqn)) {
+		rd->active = false;
+		return 0;
+	}
 	while (rd->active && sent < budget) {
 		chunk = min(rd->resid, rd->mtu);
 		last = chunk == rd->resid;
@@ -725,7 +777,7 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 		else
 			opcode = last ? SCIRE_OP_READ_RESPONSE_LAST :
 					SCIRE_OP_READ_RESPONSE_MIDDLE;
-		opcode |= SCIRE_OP_RC;
+		opcode |= scire_qp_transport(qp);
 		pad = rd->local ? 0 : -chunk & 3;
 		/*
 		 * A linear head is zeroed before the copy fills it, and at an
@@ -837,7 +889,8 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 				  IB_WC_REM_ACCESS_ERR);
 		return;
 	}
-	cmp_swp = pkt->opcode == (SCIRE_OP_RC | SCIRE_OP_COMPARE_SWAP);
+	cmp_swp = (pkt->opcode & ~SCIRE_OP_TRANSPORT_MASK) ==
+		  SCIRE_OP_COMPARE_SWAP;
 	ret = scire_mr_atomic(mr, va, cmp_swp,
 			      cmp_swp ? scire_atmeth_comp(ath) :
 					scire_atmeth_swap_add(ath),
@@ -857,7 +910,8 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 	res->msn = resp->msn;
 	resp->psn = scire_psn(pkt->psn + 1);
 	scire_resp_ack_before(qp, pkt->psn);
-	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_ATOMIC_ACKNOWLEDGE,
+	scire_resp_send_ack(qp,
+			    scire_qp_transport(qp) | SCIRE_OP_ATOMIC_ACKNOWLEDGE,
 			    SCIRE_AETH_ACK_UNLIMITED, pkt->psn, resp->msn, orig);
 }
 
@@ -868,7 +922,8 @@ static void scire_resp_atomic(struct scire_qp *qp, struct sk_buff *skb)
 static void scire_resp_read_ack0(struct scire_qp *qp, u32 psn, u32 msn)
 {
 	scire_resp_ack_before(qp, psn);
-	scire_resp_send_ack(qp, SCIRE_OP_RC | SCIRE_OP_READ_RESPONSE_ONLY,
+	scire_resp_send_ack(qp,
+			    scire_qp_transport(qp) | SCIRE_OP_READ_RESPONSE_ONLY,
 			    SCIRE_AETH_ACK_UNLIMITED, psn, msn, 0);
 }
 
@@ -1086,8 +1141,8 @@ static void scire_resp_duplicate(struct scire_qp *qp, struct sk_buff *skb)
 		if (!res)
 			goto stale;
 		scire_resp_ack_before(qp, pkt->psn);
-		scire_resp_send_ack(qp,
-				    SCIRE_OP_RC | SCIRE_OP_ATOMIC_ACKNOWLEDGE,
+		scire_resp_send_ack(qp, scire_qp_transport(qp) |
+					SCIRE_OP_ATOMIC_ACKNOWLEDGE,
 				    SCIRE_AETH_ACK_UNLIMITED, pkt->psn,
 				    resp->msn, res->orig);
 	}
@@ -1376,10 +1431,36 @@ static bool scire_resp_read_again(struct scire_qp *qp,
 {
 	const struct scire_resp_read *rd = &qp->resp.read;
 
-	return qp->ibqp.qp_type == IB_QPT_RC &&
-	       pkt->opcode == (SCIRE_OP_RC | SCIRE_OP_READ_REQUEST) &&
+	return scire_resp_is_rc(qp) &&
+	       (pkt->opcode & ~SCIRE_OP_TRANSPORT_MASK) ==
+	       SCIRE_OP_READ_REQUEST &&
 	       scire_psn_cmp(pkt->psn, qp->resp.psn) < 0 &&
 	       (!rd->active || scire_psn_cmp(pkt->psn, rd->psn) < 0);
+}
+
+/*
+ * An XRC TGT QP serves the XRC SRQ each request names in its XRCETH
+ * (annex A19): it must be an XRC SRQ of the QP's XRC domain, and the one
+ * the receive WQE of a message in progress came from. A new request that
+ * names another is refused (NAK Invalid Request, class C); a duplicate or
+ * out-of-sequence one is dropped. Return: true to go on with @skb.
+ */
+static bool scire_resp_xrc_srq(struct scire_qp *qp, struct sk_buff *skb)
+{
+	const struct scire_pkt *pkt = scire_pkt(skb);
+	struct scire_resp *resp = &qp->resp;
+	u32 srqn;
+
+	srqn = get_unaligned_be32(scire_resp_hdr(skb, pkt->opcode,
+						 SCIRE_H_XRCETH)) &
+	       SCIRE_QPN_MASK;
+	if (scire_resp_xsrq_bind(qp, srqn) &&
+	    (!resp->wqe_valid || resp->wqe_srqn == srqn))
+		return true;
+	if (pkt->psn == resp->psn)
+		scire_resp_fail(qp, SCIRE_NAK_INVALID_REQUEST, pkt->psn,
+				IB_WC_REM_INV_REQ_ERR);
+	return false;
 }
 
 static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
@@ -1397,14 +1478,21 @@ static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 		goto drop;
 
 	qp->resp.local = pkt->local;
-	if (qp->ibqp.qp_type == IB_QPT_RC && transport == SCIRE_OP_RC)
+	if (qp->ibqp.qp_type == IB_QPT_RC && transport == SCIRE_OP_RC) {
 		scire_resp_rc(qp, skb);
-	else if (qp->ibqp.qp_type == IB_QPT_UC && transport == SCIRE_OP_UC)
+	} else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+		   transport == SCIRE_OP_XRC) {
+		if (!scire_resp_xrc_srq(qp, skb))
+			goto drop;
+		scire_resp_rc(qp, skb);
+	} else if (qp->ibqp.qp_type == IB_QPT_UC &&
+		   transport == SCIRE_OP_UC) {
 		scire_resp_uc(qp, skb);
-	else if (scire_qp_is_datagram(qp) && transport == SCIRE_OP_UD)
+	} else if (scire_qp_is_datagram(qp) && transport == SCIRE_OP_UD) {
 		scire_resp_ud(qp, skb);
-	else
+	} else {
 		goto drop;
+	}
 	consume_skb(skb);
 	return;
 
@@ -1538,6 +1626,8 @@ void scire_resp_batch_end(struct scire_qp *qp)
 		scire_resp_process(qp, skb);
 		budget--;
 	}
+	/* A run holds an XRC SRQ no longer than it lasts. */
+	scire_resp_xsrq_release(qp);
 	if (!scire_resp_live(qp))
 		return;
 	if (!resp->read.active)
@@ -1586,6 +1676,7 @@ void scire_resp_flush(struct scire_qp *qp)
 	scire_resp_abort(qp);
 	if (qp->resp.wqe_valid)
 		scire_resp_complete_err(qp, IB_WC_WR_FLUSH_ERR);
+	scire_resp_xsrq_release(qp);
 }
 
 /* Everything but the buffers and the PSN/MSN back to the start. */
@@ -1594,6 +1685,7 @@ static void scire_resp_clear(struct scire_qp *qp)
 	struct scire_resp *resp = &qp->resp;
 
 	scire_resp_abort(qp);
+	scire_resp_xsrq_release(qp);
 	resp->nak_sent = false;
 	resp->failed = false;
 	resp->wqe_valid = false;
@@ -1695,6 +1787,7 @@ void scire_resp_cleanup(struct scire_qp *qp)
 	/* The SGL cursor holds no MR between packets: nothing to release. */
 	if (resp->sgl)
 		__skb_queue_purge(&resp->backlog);
+	scire_resp_xsrq_release(qp);
 	kfree(resp->sgl);
 	kfree(resp->res);
 	resp->sgl = NULL;

@@ -48,11 +48,14 @@ enum scire_resp_msg {
  * @active:	a response is being generated; requests that arrive
  *		meanwhile wait in scire_resp.backlog, so every response
  *		leaves in PSN order.
+ * @srqn:	XRC TGT QP: the XRC SRQ the request named; its PD checks
+ *		@rkey.
  */
 struct scire_resp_read {
 	u64 va;
 	u32 resid;
 	u32 rkey;
+	u32 srqn;
 	u32 psn;
 	u32 msn;
 	u32 mtu;
@@ -92,6 +95,12 @@ struct scire_resp_read {
  * @res:	responder resources: the last SCIRE_MAX_RD_ATOMIC READs and
  *		atomics, for answering duplicates (IBA 9.7.5.1.2).
  * @res_next:	free-running index of the next @res slot to fill.
+ * @xsrq:	XRC TGT QP: the XRC SRQ of the request being handled (its
+ *		XRCETH), held for the rest of the run (scire_xsrq_get(),
+ *		let go in scire_resp_batch_end()); its PD checks R_Keys and
+ *		L_Keys, its ring gives the receive WQEs, its CQ takes their
+ *		completions. NULL between runs.
+ * @wqe_srqn:	XRC TGT QP: the XRC SRQ @wqe was taken from.
  */
 struct scire_resp {
 	u32 psn;
@@ -119,6 +128,9 @@ struct scire_resp {
 
 	struct scire_resp_res *res;
 	u32 res_next;
+
+	struct scire_srq *xsrq;
+	u32 wqe_srqn;
 };
 
 /**

@@ -7,6 +7,11 @@
  * lock). A user SRQ's ring is mapped into the process, which posts without
  * system calls; a kernel SRQ is posted to by scire_post_srq_recv().
  *
+ * An XRC SRQ (annex A19) is the same ring in an XRC domain, with a CQ of
+ * its own. No QP is created on it: an XRC TGT QP of the same domain takes
+ * its WQEs for each request whose XRCETH names it (scire_xsrq_get()), and
+ * posts the receive completions to the SRQ's CQ.
+ *
  * Copyright (c) 2026 The scire authors.
  */
 #include <rdma/uverbs_ioctl.h>
@@ -46,7 +51,8 @@ ALLOW_ERROR_INJECTION(scire_srq_respond, ERRNO);
 /**
  * scire_create_srq() - create a shared receive queue (IBA 11.2.3).
  * @ibsrq: the core-allocated SRQ.
- * @init: IB_SRQT_BASIC only; attr.max_wr 1..SCIRE_MAX_SRQ_WR, attr.max_sge
+ * @init: IB_SRQT_BASIC, or IB_SRQT_XRC (ext.xrc.xrcd and ext.cq set by the
+ *	  core, which holds both); attr.max_wr 1..SCIRE_MAX_SRQ_WR, attr.max_sge
  *	  0..SCIRE_MAX_SGE, attr.srq_limit 0 (disarmed) up to the entries
  *	  the SRQ gets. On success attr.max_wr and attr.max_sge hold what the
  *	  SRQ really got (a power of two of entries, SGE room filling the
@@ -56,7 +62,10 @@ ALLOW_ERROR_INJECTION(scire_srq_respond, ERRNO);
  *	   kernel SRQ.
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for XRC or tag-matching SRQs; -EINVAL for values
+ * The SRQ number (an XRC SRQ's, for the XRCETH of requests to it) is
+ * 24 bits wide.
+ *
+ * Return: 0; -EOPNOTSUPP for tag-matching SRQs; -EINVAL for values
  * out of range, a non-zero UHW request or a short response buffer;
  * -ENOMEM, also past SCIRE_MAX_SRQ; -EBUSY when no SRQ number is free;
  * -EFAULT if the response cannot be written.
@@ -69,8 +78,11 @@ int scire_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct ib_srq_attr *attr = &init->attr;
 	int ret;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
+	if (init->srq_type == IB_SRQT_XRC &&
+	    (!init->ext.xrc.xrcd || !init->ext.cq))
+		return -EINVAL;
 	if (!attr->max_wr || attr->max_wr > SCIRE_MAX_SRQ_WR ||
 	    attr->max_sge > SCIRE_MAX_SGE)
 		return -EINVAL;
@@ -91,11 +103,16 @@ int scire_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (ret)
 		goto err_count;
 	srq->limit = attr->srq_limit;
+	refcount_set(&srq->users, 1);
+	init_completion(&srq->gone);
 
-	ret = xa_alloc_cyclic(&sdev->srq_xa, &srq->srqn, srq, xa_limit_32b,
-			      &sdev->srq_next, GFP_KERNEL);
+	ret = xa_alloc_cyclic(&sdev->srq_xa, &srq->srqn, srq,
+			      XA_LIMIT(0, SCIRE_QPN_MASK), &sdev->srq_next,
+			      GFP_KERNEL);
 	if (ret < 0)
 		goto err_ring;
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 
 	if (udata) {
 		ret = scire_srq_respond(srq, udata);
@@ -287,12 +304,15 @@ int scire_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 /**
  * scire_destroy_srq() - destroy a shared receive queue.
  * @ibsrq: the SRQ; the core has checked that no QP uses it, so no work
- *	   item takes WQEs from it any more.
+ *	   item takes WQEs from it any more. An XRC SRQ has no QPs: XRC TGT
+ *	   QPs find it by number for one run at a time; once its number no
+ *	   longer resolves, the call waits for the runs holding it (a batch
+ *	   of packets each, so not long) and for lookups under RCU.
  * @udata: unused.
  *
  * WQEs still posted are dropped without completions.
  *
- * Context: process context.
+ * Context: process context, may sleep.
  * Return: 0.
  */
 int scire_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
@@ -301,8 +321,84 @@ int scire_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct scire_srq *srq = to_ssrq(ibsrq);
 
 	xa_erase(&sdev->srq_xa, srq->srqn);
+	if (ibsrq->srq_type == IB_SRQT_XRC) {
+		if (!refcount_dec_and_test(&srq->users))
+			wait_for_completion(&srq->gone);
+		/* A lookup that found it before the erase reads the count. */
+		synchronize_rcu();
+		scire_cq_event_sync(to_scq(ibsrq->ext.cq));
+	}
 	scire_wq_free(&srq->rq);
 	atomic_dec(&sdev->num_srq);
+	return 0;
+}
+
+/**
+ * scire_xsrq_get() - find the XRC SRQ an XRC request names (annex A19).
+ * @sdev: the device the request arrived on.
+ * @xrcd: the XRC domain of the XRC TGT QP that received it.
+ * @srqn: the XRCETH's XRC SRQ number (24 bits).
+ *
+ * The SRQ must exist, be an XRC SRQ, and belong to @xrcd: a target QP
+ * takes receive WQEs, and lends R_Keys the protection domain, of no other
+ * domain's SRQ.
+ *
+ * Context: any; takes and drops the RCU read lock.
+ * Return: the SRQ, held: scire_destroy_srq() waits for
+ * scire_xsrq_put(); NULL if there is no such SRQ in @xrcd or it is being
+ * destroyed.
+ */
+struct scire_srq *scire_xsrq_get(struct scire_dev *sdev,
+				 const struct ib_xrcd *xrcd, u32 srqn)
+{
+	struct scire_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&sdev->srq_xa, srqn);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
+		    srq->ibsrq.ext.xrc.xrcd != xrcd ||
+		    !refcount_inc_not_zero(&srq->users)))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
+/**
+ * scire_xsrq_put() - let go of an XRC SRQ from scire_xsrq_get().
+ * @srq: the SRQ.
+ *
+ * Context: any.
+ */
+void scire_xsrq_put(struct scire_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->users))
+		complete(&srq->gone);
+}
+
+/**
+ * scire_alloc_xrcd() - create an XRC domain (IBA annex A19).
+ * @ibxrcd: the core-allocated domain; the core shares it between the
+ *	    processes that open the same file (ibv_open_xrcd()).
+ * @udata: unused; scire defines no UHW for it.
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int scire_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/**
+ * scire_dealloc_xrcd() - destroy an XRC domain.
+ * @ibxrcd: the domain; the core has checked that no SRQ or QP uses it.
+ * @udata: unused.
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int scire_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
 	return 0;
 }
 

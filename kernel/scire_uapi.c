@@ -23,6 +23,9 @@ static int UVERBS_HANDLER(SCIRE_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *a
 
 	if (IS_ERR(ibqp))
 		return PTR_ERR(ibqp);
+	/* An XRC target's handle is the core's, and it has no queue. */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT)
+		return -EINVAL;
 	/* scire_qp_doorbell() decides which bits are known. */
 	ret = uverbs_get_flags32(&flags, attrs, SCIRE_ATTR_DOORBELL_FLAGS,
 				 U32_MAX);

@@ -104,6 +104,7 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_XRC |
 				 SCIRE_DEVICE_ATOMIC_WRITE |
 				 SCIRE_DEVICE_FLUSH_GLOBAL |
 				 SCIRE_DEVICE_FLUSH_PERSISTENT;
@@ -129,6 +130,12 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->odp_caps.per_transport_caps.ud_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_SRQ_RECV;
+	/*
+	 * XRC is RC's transport; its receive QP always runs in process
+	 * context (scire_qp_bh_ok()), where a fault may sleep.
+	 */
+	attr->odp_caps.per_transport_caps.xrc_odp_caps =
+		attr->odp_caps.per_transport_caps.rc_odp_caps;
 	return 0;
 }
 

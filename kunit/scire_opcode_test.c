@@ -61,6 +61,32 @@ static const struct scire_test_op {
 	{ 0x2b, 32, "UC WRITE_ONLY_IMM" },
 	{ 0x64, 20, "UD SEND_ONLY" },
 	{ 0x65, 24, "UD SEND_ONLY_IMM" },
+	/* XRC (annex A19): RC's operations; requests carry an XRCETH (+4). */
+	{ 0xa0, 16, "XRC SEND_FIRST" },
+	{ 0xa1, 16, "XRC SEND_MIDDLE" },
+	{ 0xa2, 16, "XRC SEND_LAST" },
+	{ 0xa3, 20, "XRC SEND_LAST_IMM" },
+	{ 0xa4, 16, "XRC SEND_ONLY" },
+	{ 0xa5, 20, "XRC SEND_ONLY_IMM" },
+	{ 0xa6, 32, "XRC WRITE_FIRST" },
+	{ 0xa7, 16, "XRC WRITE_MIDDLE" },
+	{ 0xa8, 16, "XRC WRITE_LAST" },
+	{ 0xa9, 20, "XRC WRITE_LAST_IMM" },
+	{ 0xaa, 32, "XRC WRITE_ONLY" },
+	{ 0xab, 36, "XRC WRITE_ONLY_IMM" },
+	{ 0xac, 32, "XRC READ_REQUEST" },
+	{ 0xad, 16, "XRC READ_RESPONSE_FIRST" },
+	{ 0xae, 12, "XRC READ_RESPONSE_MIDDLE" },
+	{ 0xaf, 16, "XRC READ_RESPONSE_LAST" },
+	{ 0xb0, 16, "XRC READ_RESPONSE_ONLY" },
+	{ 0xb1, 16, "XRC ACKNOWLEDGE" },
+	{ 0xb2, 24, "XRC ATOMIC_ACKNOWLEDGE" },
+	{ 0xb3, 44, "XRC COMPARE_SWAP" },
+	{ 0xb4, 44, "XRC FETCH_ADD" },
+	{ 0xb6, 20, "XRC SEND_LAST_INV" },
+	{ 0xb7, 20, "XRC SEND_ONLY_INV" },
+	{ 0xbc, 36, "XRC FLUSH" },
+	{ 0xbd, 32, "XRC ATOMIC_WRITE" },
 };
 
 /* The table as scire_hdr_init() derives it, in test-owned memory. */
@@ -185,10 +211,11 @@ static void scire_opcode_one_position(struct kunit *test)
 static void scire_opcode_offsets(struct kunit *test)
 {
 	static const u32 hmask[SCIRE_H_PAYLOAD] = {
-		SCIRE_M_DETH, SCIRE_M_FETH, SCIRE_M_RETH, SCIRE_M_ATMETH,
-		SCIRE_M_IMMDT, SCIRE_M_IETH, SCIRE_M_AETH, SCIRE_M_ATMACK,
+		SCIRE_M_XRCETH, SCIRE_M_DETH, SCIRE_M_FETH, SCIRE_M_RETH,
+		SCIRE_M_ATMETH, SCIRE_M_IMMDT, SCIRE_M_IETH, SCIRE_M_AETH,
+		SCIRE_M_ATMACK,
 	};
-	static const u8 hlen[SCIRE_H_PAYLOAD] = { 8, 4, 16, 28, 4, 4, 4, 8 };
+	static const u8 hlen[SCIRE_H_PAYLOAD] = { 4, 8, 4, 16, 28, 4, 4, 4, 8 };
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
 	unsigned int op, h;
 
@@ -203,7 +230,7 @@ static void scire_opcode_offsets(struct kunit *test)
 	}
 }
 
-/* The largest header stack is an atomic request: BTH + AtomicETH. */
+/* The largest header stack is an XRC atomic: BTH + XRCETH + AtomicETH. */
 static void scire_opcode_max_hdr(struct kunit *test)
 {
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
@@ -211,7 +238,7 @@ static void scire_opcode_max_hdr(struct kunit *test)
 
 	for (op = 0; op < 256; op++)
 		max = max_t(unsigned int, max, tbl[op].hdr_len);
-	KUNIT_EXPECT_EQ(test, max, 40U);
+	KUNIT_EXPECT_EQ(test, max, 44U);	/* XRC COMPARE_SWAP */
 }
 
 /* UC is RC's SEND and WRITE, bit for bit; it has nothing else. */
@@ -233,6 +260,36 @@ static void scire_opcode_uc_is_rc_subset(struct kunit *test)
 			KUNIT_EXPECT_EQ_MSG(test, uc, 0U, "op 0x%02x", op);
 		}
 	}
+}
+
+/*
+ * XRC is RC with an XRCETH after the BTH of every request: the same
+ * operations, every request header 4 bytes further on, responses as RC's.
+ */
+static void scire_opcode_xrc(struct kunit *test)
+{
+	struct scire_opcode_info *tbl = scire_test_optbl(test);
+	unsigned int op;
+
+	for (op = 0; op < 32; op++) {
+		const struct scire_opcode_info *rc = &tbl[SCIRE_OP_RC | op];
+		const struct scire_opcode_info *x = &tbl[SCIRE_OP_XRC | op];
+
+		if (!(rc->mask & SCIRE_M_REQ)) {
+			KUNIT_EXPECT_EQ_MSG(test, x->mask, rc->mask, "op 0x%02x", op);
+			KUNIT_EXPECT_EQ(test, x->hdr_len, rc->hdr_len);
+			continue;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, x->mask, rc->mask | SCIRE_M_XRCETH,
+				    "op 0x%02x", op);
+		KUNIT_EXPECT_EQ(test, x->offset[SCIRE_H_XRCETH], 12);
+		KUNIT_EXPECT_EQ(test, x->hdr_len, rc->hdr_len + 4);
+		KUNIT_EXPECT_EQ(test, x->offset[SCIRE_H_RETH],
+				rc->offset[SCIRE_H_RETH] + 4);
+	}
+	/* Only XRC requests carry an XRCETH. */
+	for (op = 0; op < 0xa0; op++)
+		KUNIT_EXPECT_FALSE(test, tbl[op].mask & SCIRE_M_XRCETH);
 }
 
 /* UD has SEND_ONLY and SEND_ONLY_IMM, both with a DETH right after the BTH. */
@@ -257,7 +314,7 @@ static void scire_opcode_ud(struct kunit *test)
 		KUNIT_EXPECT_FALSE(test, tbl[op].mask & SCIRE_M_DETH);
 }
 
-/* Transports other than RC, UC and UD (RD, CNP, XRC...) are not spoken. */
+/* Transports other than RC, UC, UD and XRC (RD, CNP...) are not spoken. */
 static void scire_opcode_transports(struct kunit *test)
 {
 	struct scire_opcode_info *tbl = scire_test_optbl(test);
@@ -266,7 +323,8 @@ static void scire_opcode_transports(struct kunit *test)
 	for (op = 0; op < 256; op++) {
 		u8 t = op & 0xe0;
 
-		if (t != SCIRE_OP_RC && t != SCIRE_OP_UC && t != SCIRE_OP_UD)
+		if (t != SCIRE_OP_RC && t != SCIRE_OP_UC && t != SCIRE_OP_UD &&
+		    t != SCIRE_OP_XRC)
 			KUNIT_EXPECT_EQ_MSG(test, tbl[op].mask, 0U, "op 0x%02x", op);
 	}
 }
@@ -422,6 +480,7 @@ static struct kunit_case scire_opcode_cases[] = {
 	KUNIT_CASE(scire_opcode_max_hdr),
 	KUNIT_CASE(scire_opcode_uc_is_rc_subset),
 	KUNIT_CASE(scire_opcode_ud),
+	KUNIT_CASE(scire_opcode_xrc),
 	KUNIT_CASE(scire_opcode_transports),
 	KUNIT_CASE(scire_opcode_reth),
 	KUNIT_CASE(scire_opcode_aeth),

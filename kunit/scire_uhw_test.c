@@ -86,7 +86,7 @@ static void scire_uhw_qp_types(struct kunit *test)
 {
 	static const enum ib_qp_type types[] = {
 		IB_QPT_RAW_IPV6, IB_QPT_RAW_ETHERTYPE,
-		IB_QPT_RAW_PACKET, IB_QPT_XRC_INI, IB_QPT_XRC_TGT, IB_QPT_DRIVER,
+		IB_QPT_RAW_PACKET, IB_QPT_DRIVER,
 		IB_QPT_MAX, 0x7fff,
 	};
 	struct scire_test_init *t = scire_test_init(test);
@@ -99,7 +99,29 @@ static void scire_uhw_qp_types(struct kunit *test)
 	}
 }
 
-/* Create flags, indirection tables and XRC domains are not supported. */
+/*
+ * XRC: an initiator only from user space (a kernel send WR cannot name
+ * the remote XRC SRQ), a target only with the domain the core gives it,
+ * and without CQs.
+ */
+static void scire_uhw_qp_xrc(struct kunit *test)
+{
+	struct scire_test_init *t = scire_test_init(test);
+
+	t->init.qp_type = IB_QPT_XRC_INI;
+	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), -EOPNOTSUPP);
+	t->init.qp_type = IB_QPT_XRC_TGT;
+	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), -EINVAL);
+	t->init.xrcd = (struct ib_xrcd *)&t->cq;
+	t->init.send_cq = NULL;
+	t->init.recv_cq = NULL;
+	KUNIT_EXPECT_EQ(test, scire_qp_check_init(&t->init, NULL), 0);
+}
+
+/*
+ * Create flags, indirection tables and XRC domains (but on an XRC target)
+ * are not supported.
+ */
 static void scire_uhw_qp_unsupported(struct kunit *test)
 {
 	struct scire_test_init *t = scire_test_init(test);
@@ -243,6 +265,7 @@ static struct kunit_case scire_uhw_cases[] = {
 	KUNIT_CASE(scire_uhw_qp_valid),
 	KUNIT_CASE(scire_uhw_qp_gsi),
 	KUNIT_CASE(scire_uhw_qp_types),
+	KUNIT_CASE(scire_uhw_qp_xrc),
 	KUNIT_CASE(scire_uhw_qp_unsupported),
 	KUNIT_CASE(scire_uhw_qp_sig_type),
 	KUNIT_CASE(scire_uhw_qp_cqs),

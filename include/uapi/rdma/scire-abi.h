@@ -285,6 +285,9 @@ enum scire_wqe_flags {
  * @inline_len:	bytes of inline data (0..max_inline_data).
  * @imm_data:	SEND_IMM, RDMA_WRITE_IMM: immediate data in network byte
  *		order; SEND_INV, LOCAL_INV: the rkey to invalidate.
+ * @xrc_srqn:	XRC_INI QPs: the XRC SRQ number (24 bits) at the target
+ *		the request goes to, carried in every packet's XRCETH
+ *		(annex A19); 0 on other QPs (it was reserved before).
  * @rdma:	RDMA_WRITE*, RDMA_READ: remote address and rkey.
  * @atomic:	ATOMIC_*: remote address (8-byte aligned), rkey, compare or
  *		add operand and swap operand.
@@ -321,7 +324,7 @@ struct scire_send_wqe {
 	__u8 reserved0;
 	__u32 inline_len;
 	__u32 imm_data;
-	__u32 reserved1;
+	__u32 xrc_srqn;
 	union {
 		struct {
 			__aligned_u64 remote_addr;
