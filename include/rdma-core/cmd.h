@@ -95,6 +95,9 @@ VERBS_LEGACY_CMD(ibv_create_srq, ib_uverbs_create_srq);
 VERBS_LEGACY_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 VERBS_LEGACY_CMD(ibv_query_srq, ib_uverbs_query_srq);
 VERBS_LEGACY_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
+VERBS_LEGACY_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
+VERBS_LEGACY_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+VERBS_LEGACY_CMD(ibv_open_qp, ib_uverbs_open_qp);
 
 /*
  * Sizes as measured against rdma-core v44.0 (reference table, §1.10); they
@@ -226,6 +229,23 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+/* XRC SRQs (and basic ones): fills the verbs_srq, srq_num for XRC. */
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct ibv_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+
+/* XRC domains, shared through a file, and handles to XRC TGT QPs. */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 
 /*
  * Memory windows: alloc_mw writes cmd's core fields (cmd must not be NULL)

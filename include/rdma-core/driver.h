@@ -122,7 +122,11 @@ enum create_cq_cmd_flags {
 	CREATE_CQ_CMD_FLAGS_TS_IGNORED_EX = 1 << 0,
 };
 
-/* Only pointed to from verbs_qp; libscire creates no XRC domains. */
+/* An XRC domain (ibv_open_xrcd()); handle is the kernel's. */
+enum verbs_xrcd_mask {
+	VERBS_XRCD_HANDLE = 1 << 0,
+};
+
 struct verbs_xrcd {
 	struct ibv_xrcd xrcd;
 	uint32_t comp_mask;
@@ -130,6 +134,21 @@ struct verbs_xrcd {
 };
 
 _Static_assert(sizeof(struct verbs_xrcd) == 16, "verbs_xrcd size");
+
+/*
+ * An SRQ made by ibv_cmd_create_srq_ex(), which fills the type, domain,
+ * CQ and (for XRC) the SRQ number that ibv_get_srq_num() returns.
+ */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
+_Static_assert(offsetof(struct verbs_srq, srq_num) ==
+	       sizeof(struct ibv_srq) + 24, "verbs_srq.srq_num");
 
 /* verbs_qp.comp_mask: ibv_qp_to_qp_ex() returns &qp_ex only with VERBS_QP_EX. */
 enum verbs_qp_mask {

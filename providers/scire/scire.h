@@ -196,7 +196,7 @@ struct scire_qp {
 };
 
 struct scire_srq {
-	struct ibv_srq ibsrq;
+	struct verbs_srq vsrq;		/* must be first: srq is what we hand out */
 	struct scire_wq rq;
 	uint32_t srqn;
 };
@@ -317,7 +317,8 @@ static inline struct scire_qp *to_scire_qp_ex(struct ibv_qp_ex *ibqpx)
 
 static inline struct scire_srq *to_scire_srq(struct ibv_srq *ibsrq)
 {
-	return (struct scire_srq *)((char *)ibsrq - offsetof(struct scire_srq, ibsrq));
+	return (struct scire_srq *)((char *)ibsrq -
+				    offsetof(struct scire_srq, vsrq.srq));
 }
 
 /* scire_pd.c */
@@ -366,6 +367,14 @@ int scire_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int scire_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int scire_destroy_srq(struct ibv_srq *ibsrq);
+struct ibv_srq *scire_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr);
+int scire_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_xrcd *scire_open_xrcd(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr);
+int scire_close_xrcd(struct ibv_xrcd *ibxrcd);
+struct ibv_qp *scire_open_qp(struct ibv_context *ibctx,
+			     struct ibv_qp_open_attr *attr);
 int scire_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libscire: protection domains, and the parent and thread domains of
- * ibv_alloc_parent_domain(3) and ibv_alloc_td(3), which are the provider's
+ * libscire: protection domains, XRC domains (ibv_open_xrcd(3)), and the
+ * parent and thread domains of ibv_alloc_parent_domain(3) and
+ * ibv_alloc_td(3), which are the provider's
  * alone: the kernel only ever sees the PD a parent domain wraps (its handle
  * is that PD's). What they change is in scire_qp.c and scire_cq.c: a QP or
  * CQ created with a parent domain that has a TD takes no spinlock, and one
@@ -135,5 +136,44 @@ int scire_dealloc_td(struct ibv_td *ibtd)
 	if (__atomic_load_n(&td->users, __ATOMIC_RELAXED))
 		return EBUSY;
 	free(td);
+	return 0;
+}
+
+/*
+ * ibv_open_xrcd(): an XRC domain, shared by the processes that open the
+ * same file (the kernel keys it by inode and checks the file's mode, so
+ * O_CREAT and access follow the file's permissions). No scire payload.
+ */
+struct ibv_xrcd *scire_open_xrcd(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd;
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int scire_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	/* xrcd is the first member of struct verbs_xrcd. */
+	struct verbs_xrcd *xrcd = (struct verbs_xrcd *)ibxrcd;
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;	/* still in use: SRQs or QPs of it remain */
+	free(xrcd);
 	return 0;
 }

@@ -312,7 +312,8 @@ static void scire_wr_start(struct ibv_qp_ex *ibqpx)
  */
 static int scire_wr_check_cur(struct scire_qp *qp)
 {
-	if (qp->sq_caps.ud && !qp->ex.cur_addressed)
+	/* UD needs an address, XRC a remote SRQ (0 is a valid number). */
+	if ((qp->sq_caps.ud || qp->sq_caps.xrc) && !qp->ex.cur_addressed)
 		return EINVAL;
 	return scire_wqe_check(qp->ex.cur);
 }
@@ -613,6 +614,21 @@ static void scire_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 	qp->ex.cur_addressed = true;
 }
 
+static void scire_wr_set_xrc_srqn(struct ibv_qp_ex *ibqpx, uint32_t remote_srqn)
+{
+	struct scire_qp *qp = to_scire_qp_ex(ibqpx);
+	struct scire_send_wqe *wqe = scire_wr_cur(qp);
+
+	if (!wqe)
+		return;
+	if (!qp->sq_caps.xrc || remote_srqn > 0xffffff) {
+		scire_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe->xrc_srqn = remote_srqn;
+	qp->ex.cur_addressed = true;
+}
+
 static void scire_wr_set_sge_list(struct ibv_qp_ex *ibqpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -724,6 +740,7 @@ static int scire_qp_ex_init(struct scire_qp *qp, uint64_t ops)
 	 * the session then fails with EINVAL instead of calling NULL.
 	 */
 	x->wr_set_ud_addr = scire_wr_set_ud_addr;
+	x->wr_set_xrc_srqn = scire_wr_set_xrc_srqn;
 	x->wr_set_sge = scire_wr_set_sge;
 	x->wr_set_sge_list = scire_wr_set_sge_list;
 	x->wr_set_inline_data = scire_wr_set_inline_data;
@@ -785,9 +802,13 @@ static int scire_qp_setup(struct scire_context *ctx, struct scire_qp *qp,
 	qp->sq_caps.max_inline = resp->max_inline_data;
 	qp->sq_caps.uc = qp->vqp.qp.qp_type == IBV_QPT_UC;
 	qp->sq_caps.ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
+	qp->sq_caps.xrc = qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND;
 
-	/* With an SRQ the kernel maps no RQ: receives go to the SRQ. */
-	if (qp->vqp.qp.srq)
+	/*
+	 * With an SRQ the kernel maps no RQ: receives go to the SRQ. An XRC
+	 * send QP receives nothing at all.
+	 */
+	if (qp->vqp.qp.srq || qp->sq_caps.xrc)
 		ret = scire_wq_setup(ctx, &qp->rq, "RQ", 0, 0, 0, 0, 0);
 	else
 		ret = scire_wq_setup(ctx, &qp->rq, "RQ", resp->rq_mmap_offset,
@@ -797,8 +818,27 @@ static int scire_qp_setup(struct scire_context *ctx, struct scire_qp *qp,
 		scire_wq_teardown(&qp->sq);
 		return ret;
 	}
-	qp->rq.max_sge = qp->vqp.qp.srq ? 0 : resp->max_recv_sge;
+	qp->rq.max_sge = qp->vqp.qp.srq || qp->sq_caps.xrc ?
+			 0 : resp->max_recv_sge;
 	return 0;
+}
+
+/*
+ * An XRC receive QP, created or opened: the kernel's, with no queue here
+ * (its receives come from the XRC SRQ each message names). Empty rings
+ * keep post, reset and destroy uniform: posting to them finds no room.
+ */
+static int scire_qp_setup_none(struct scire_context *ctx, struct scire_qp *qp)
+{
+	int ret;
+
+	ret = scire_wq_setup(ctx, &qp->sq, "SQ", 0, 0, 0, 0, 0);
+	if (ret)
+		return ret;
+	ret = scire_wq_setup(ctx, &qp->rq, "RQ", 0, 0, 0, 0, 0);
+	if (ret)
+		scire_wq_teardown(&qp->sq);
+	return ret;
 }
 
 /*
@@ -807,7 +847,8 @@ static int scire_qp_setup(struct scire_context *ctx, struct scire_qp *qp,
  */
 static struct scire_qp *scire_qp_alloc(struct ibv_pd *pd)
 {
-	struct scire_pd *pdom = scire_parent_domain(pd);
+	/* An XRC receive QP has an XRC domain instead of a PD. */
+	struct scire_pd *pdom = pd ? scire_parent_domain(pd) : NULL;
 	struct scire_obj_mem mem;
 	struct scire_qp *qp;
 
@@ -849,7 +890,29 @@ struct ibv_qp *scire_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct scire_qp *qp;
 	int ret;
 
-	/* No XRC or raw packet QPs; QP1 is the kernel's own. */
+	/*
+	 * ibv_create_qp_ex() with only a PD comes here: an XRC send QP goes
+	 * the way of create_qp_ex.
+	 */
+	if (attr->qp_type == IBV_QPT_XRC_SEND) {
+		struct ibv_qp_init_attr_ex ex = {
+			.qp_context = attr->qp_context,
+			.send_cq = attr->send_cq,
+			.recv_cq = attr->recv_cq,
+			.srq = attr->srq,
+			.cap = attr->cap,
+			.qp_type = attr->qp_type,
+			.sq_sig_all = attr->sq_sig_all,
+			.comp_mask = IBV_QP_INIT_ATTR_PD,
+			.pd = pd,
+		};
+		struct ibv_qp *ibqp = scire_create_qp_ex(pd->context, &ex);
+
+		if (ibqp)
+			attr->cap = ex.cap;
+		return ibqp;
+	}
+	/* No raw packet QPs; QP1 is the kernel's own. */
 	if (!scire_qp_type_ok(attr->qp_type)) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -885,8 +948,28 @@ err_free:
 
 /* Everything create_qp_ex can honour; the rest is EOPNOTSUPP. */
 #define SCIRE_QP_INIT_ATTR_MASK						\
-	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |		\
-	 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |			\
+	 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+/*
+ * create_qp_ex's QP types: RC, UC, UD, and XRC's two halves (annex A19):
+ * a send QP (a PD, a send CQ, no RQ) and a receive QP (an XRC domain, no
+ * CQ or queue). Is attr complete for its type?
+ */
+static bool scire_qp_ex_attr_ok(const struct ibv_qp_init_attr_ex *attr)
+{
+	switch (attr->qp_type) {
+	case IBV_QPT_XRC_SEND:
+		return (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd &&
+		       attr->send_cq && !attr->srq;
+	case IBV_QPT_XRC_RECV:
+		return (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) &&
+		       attr->xrcd;
+	default:
+		return (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd &&
+		       scire_qp_cqs_ok(attr->send_cq, attr->recv_cq);
+	}
+}
 
 struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 				  struct ibv_qp_init_attr_ex *attr)
@@ -894,33 +977,34 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 	struct scire_context *ctx = to_scire_ctx(ibctx);
 	struct scire_create_qp_ex_cmd_resp resp = {};
 	struct scire_sq_caps caps = { .uc = attr->qp_type == IBV_QPT_UC,
-				      .ud = attr->qp_type == IBV_QPT_UD };
+				      .ud = attr->qp_type == IBV_QPT_UD,
+				      .xrc = attr->qp_type == IBV_QPT_XRC_SEND };
+	bool xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
 	uint64_t ops = 0;
 	struct scire_qp *qp;
 	int ret;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
-	    !scire_qp_cqs_ok(attr->send_cq, attr->recv_cq)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* No XRC, RSS, TSO, create flags or builders scire cannot carry. */
+	/* No RSS, TSO, create flags or builders scire cannot carry. */
 	if ((attr->comp_mask & ~(uint32_t)SCIRE_QP_INIT_ATTR_MASK) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
-	    !scire_qp_type_ok(attr->qp_type)) {
+	    (!scire_qp_type_ok(attr->qp_type) && !caps.xrc && !xrc_recv)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!scire_qp_ex_attr_ok(attr)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = attr->send_ops_flags;
-		if (ops & ~scire_send_ops_supported(&caps)) {
+		if (xrc_recv || (ops & ~scire_send_ops_supported(&caps))) {
 			errno = EOPNOTSUPP;
 			return NULL;
 		}
 	}
 
-	qp = scire_qp_alloc(attr->pd);
+	qp = scire_qp_alloc(xrc_recv ? NULL : attr->pd);
 	if (!qp)
 		return NULL;
 
@@ -929,7 +1013,20 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 	if (ret)
 		goto err_free;
 
-	ret = scire_qp_setup(ctx, qp, &resp.drv_payload);
+	/*
+	 * An XRC send QP has no receive side: the kernel took no reference
+	 * on a receive CQ the caller may have named, which may therefore go
+	 * at any time; forget it.
+	 */
+	if (caps.xrc) {
+		qp->vqp.qp.recv_cq = NULL;
+		qp->vqp.qp.srq = NULL;
+	}
+	/* The kernel answers an XRC receive QP without a scire payload. */
+	if (xrc_recv)
+		ret = scire_qp_setup_none(ctx, qp);
+	else
+		ret = scire_qp_setup(ctx, qp, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
 
@@ -995,6 +1092,44 @@ int scire_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask
 		scire_qp_clean_cqs(ibqp);
 	}
 	return 0;
+}
+
+/*
+ * ibv_open_qp(): a handle to an XRC receive QP another process (or this
+ * one) created in an XRC domain this context has opened.
+ */
+struct ibv_qp *scire_open_qp(struct ibv_context *ibctx,
+			     struct ibv_qp_open_attr *attr)
+{
+	struct scire_context *ctx = to_scire_ctx(ibctx);
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct scire_qp *qp;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = scire_qp_alloc(NULL);
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	ret = scire_qp_setup_none(ctx, qp);
+	if (ret)
+		goto err_destroy;
+	scire_qp_attach_pd(qp);
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	scire_qp_free(qp);
+	errno = ret;
+	return NULL;
 }
 
 int scire_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,

@@ -16,12 +16,34 @@
 
 #include "scire.h"
 
+/* Map the ring the kernel made for a new SRQ. Returns 0 or an errno. */
+static int scire_srq_setup(struct scire_context *ctx, struct scire_srq *srq,
+			   const struct scire_create_srq_resp *uresp)
+{
+	int ret;
+
+	/* An SRQ always has slots: 0 would be a broken response. */
+	if (!uresp->num_entries) {
+		verbs_err(&ctx->vctx, "SRQ %u: kernel gave no slots\n", uresp->srqn);
+		return EPROTO;
+	}
+	ret = scire_wq_setup(ctx, &srq->rq, "SRQ", uresp->mmap_offset,
+			     uresp->mmap_size, uresp->num_entries,
+			     uresp->wqe_size,
+			     sizeof(struct scire_recv_wqe) +
+			     (uint64_t)uresp->max_sge * sizeof(struct scire_sge));
+	if (ret)
+		return ret;
+	srq->rq.max_sge = uresp->max_sge;
+	srq->srqn = uresp->srqn;
+	return 0;
+}
+
 struct ibv_srq *scire_create_srq(struct ibv_pd *pd,
 				 struct ibv_srq_init_attr *attr)
 {
 	struct scire_context *ctx = to_scire_ctx(pd->context);
 	struct scire_create_srq_cmd_resp resp = {};
-	const struct scire_create_srq_resp *uresp = &resp.drv_payload;
 	struct scire_srq *srq;
 	int ret;
 
@@ -30,34 +52,82 @@ struct ibv_srq *scire_create_srq(struct ibv_pd *pd,
 		return NULL;
 
 	/* CREATE_SRQ takes no scire request payload: send none. */
-	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, NULL, 0, &resp.ibv_resp,
-				 sizeof(resp));
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, NULL, 0,
+				 &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
-
-	/* An SRQ always has slots: 0 would be a broken response. */
-	if (!uresp->num_entries) {
-		verbs_err(&ctx->vctx, "SRQ %u: kernel gave no slots\n", uresp->srqn);
-		ret = EPROTO;
-		goto err_destroy;
-	}
-	ret = scire_wq_setup(ctx, &srq->rq, "SRQ", uresp->mmap_offset,
-			     uresp->mmap_size, uresp->num_entries,
-			     uresp->wqe_size,
-			     sizeof(struct scire_recv_wqe) +
-			     (uint64_t)uresp->max_sge * sizeof(struct scire_sge));
+	ret = scire_srq_setup(ctx, srq, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
-	srq->rq.max_sge = uresp->max_sge;
-	srq->srqn = uresp->srqn;
-	return &srq->ibsrq;
+	return &srq->vsrq.srq;
 
 err_destroy:
-	ibv_cmd_destroy_srq(&srq->ibsrq);
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free:
 	free(srq);
 	errno = ret;
 	return NULL;
+}
+
+/* What create_srq_ex can honour; tag matching is not offered. */
+#define SCIRE_SRQ_INIT_ATTR_MASK					\
+	(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |		\
+	 IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)
+
+/*
+ * ibv_create_srq_ex(): a basic SRQ, or an XRC SRQ (IBV_SRQT_XRC, with an
+ * XRC domain and a CQ) whose number ibv_get_srq_num() gives the senders.
+ * Same ring as any SRQ.
+ */
+struct ibv_srq *scire_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr)
+{
+	struct scire_context *ctx = to_scire_ctx(ibctx);
+	struct scire_create_srq_cmd_resp resp = {};
+	struct ibv_create_xsrq cmd = {};
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+	struct scire_srq *srq;
+	int ret;
+
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if ((attr->comp_mask & ~(uint32_t)SCIRE_SRQ_INIT_ATTR_MASK) ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+
+	/* No scire request payload; libibverbs checks PD, domain and CQ. */
+	ret = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd, sizeof(cmd),
+				    &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	ret = scire_srq_setup(ctx, srq, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+/* ibv_get_srq_num(): what a sender puts in its XRC work requests. */
+int scire_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct scire_srq *srq = to_scire_srq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	*srq_num = srq->srqn;
+	return 0;
 }
 
 /*
@@ -68,13 +138,13 @@ err_free:
  */
 static int scire_srq_resize(struct scire_srq *srq, uint32_t max_wr)
 {
-	struct scire_context *ctx = to_scire_ctx(srq->ibsrq.context);
+	struct scire_context *ctx = to_scire_ctx(srq->vsrq.srq.context);
 	DECLARE_VERBS_CMD(cmd, UVERBS_OBJECT_SRQ, SCIRE_METHOD_SRQ_RESIZE, 3);
 	struct scire_create_srq_resp resp = {};
 	struct scire_wq rq = {};
 	int ret;
 
-	fill_attr_in_obj(cmd, SCIRE_ATTR_SRQ_RESIZE_HANDLE, srq->ibsrq.handle);
+	fill_attr_in_obj(cmd, SCIRE_ATTR_SRQ_RESIZE_HANDLE, srq->vsrq.srq.handle);
 	fill_attr_in_uint32(cmd, SCIRE_ATTR_SRQ_RESIZE_MAX_WR, max_wr);
 	fill_attr_out_ptr(cmd, SCIRE_ATTR_SRQ_RESIZE_RESP, &resp);
 

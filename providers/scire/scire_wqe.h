@@ -157,6 +157,7 @@ struct scire_sq_caps {
 	uint32_t max_inline;	/* inline bytes per WQE */
 	bool uc;		/* a UC QP: RC-only opcodes are refused */
 	bool ud;		/* a UD QP: sends only, each with an address */
+	bool xrc;		/* an XRC send QP: each WQE names a remote SRQ */
 };
 
 /* Can a QP with these caps post WQE opcode op at all? */
@@ -463,6 +464,12 @@ static inline int scire_wqe_from_send_wr(struct scire_send_wqe *wqe,
 				       wr->wr.ud.remote_qkey);
 		if (ret)
 			return ret;
+	}
+	/* XRC: the XRC SRQ at the target, 24 bits (annex A19, XRCETH). */
+	if (caps->xrc) {
+		if (wr->qp_type.xrc.remote_srqn > 0xffffff)
+			return EINVAL;
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	}
 
 	if (props & (SCIRE_OPP_GATHER | SCIRE_OPP_SCATTER)) {

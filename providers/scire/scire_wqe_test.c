@@ -61,7 +61,7 @@ static int encode(const struct scire_sq_caps *caps, const struct ibv_send_wr *wr
 static void check_reserved(void)
 {
 	CHECK_EQ(u8_at(slot.b, 11), 0);		/* reserved0 */
-	CHECK_EQ(u32_at(slot.b, 20), 0);	/* reserved1 */
+	CHECK_EQ(u32_at(slot.b, 20), 0);	/* xrc_srqn: not an XRC QP */
 }
 
 static void test_send_sges(void)
