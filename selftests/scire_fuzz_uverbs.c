@@ -11,12 +11,14 @@
  *     completion channel, resized, armed), MRs (on-demand paging ones, and
  *     dma-buf MRs over a udmabuf of the worker's where the kernel has
  *     /dev/udmabuf), MWs (bound by type 1 and
- *     type 2 binds), SRQs, RC/UC/UD QPs and AHs with random attributes;
+ *     type 2 binds), SRQs (XRC SRQs too), RC/UC/UD QPs, XRC send and
+ *     receive QPs in the worker's XRC domain, and AHs with random
+ *     attributes;
  *     modify_qp along the valid path to RTS between the worker's own QPs
  *     and with random states, masks and attribute values; post sends and
  *     receives with random opcodes and SGEs and poll the CQs;
  *   - raw RDMA_VERBS_IOCTL calls on the uverbs file: the core's methods
- *     (CQ/QP/SRQ create, the destroys, QUERY_MR, the device queries,
+ *     (CQ/QP/SRQ create, XRC SRQs and QPs included, the destroys, QUERY_MR, the device queries,
  *     INVOKE_WRITE carrying the write commands: REG_MR, MODIFY_QP,
  *     CREATE_AH, POST_SEND, ...) and scire's QP doorbell, with random UHW
  *     bytes, and with the bundle malformed at random: attributes dropped,
@@ -242,6 +244,9 @@ static struct ibv_mw *mws[NOBJ];
 static struct ibv_srq *srqs[NOBJ];
 static struct fz_qp qps[NOBJ];
 static struct ibv_ah *ahs[NOBJ];
+/* The worker's XRC domain (of a file unlinked at once), if the device has XRC. */
+static struct ibv_xrcd *xrcd;
+static int xrcd_fd = -1;
 static struct fz_raw raws[NRAW];
 static uint32_t dead[NDEAD];
 static int ndead;
@@ -265,6 +270,18 @@ static void remember_dead(uint32_t h)
 	dead[ndead++ % NDEAD] = h;
 }
 
+/*
+ * The kernel's handle of the XRC domain: libibverbs keeps it in struct
+ * verbs_xrcd, which the provider allocated (rdma-core's driver.h: the
+ * ibv_xrcd, then comp_mask, then handle).
+ */
+static uint32_t xrcd_handle(void)
+{
+	const struct { struct ibv_xrcd x; uint32_t comp_mask, handle; } *v = (const void *)xrcd;
+
+	return v->handle;
+}
+
 /* Is h the handle of an object libibverbs holds? Raw destroys leave those alone. */
 static int is_verbs_handle(uint32_t h)
 {
@@ -277,7 +294,7 @@ static int is_verbs_handle(uint32_t h)
 		    (ahs[i] && ahs[i]->handle == h))
 			return 1;
 	}
-	return 0;
+	return xrcd && xrcd_handle() == h;
 }
 
 static int raw_pick(uint16_t obj)
@@ -350,6 +367,8 @@ static uint32_t live_handle(uint16_t obj)
 	case UVERBS_OBJECT_AH:
 		i = PICK(ahs, 1);
 		return i < 0 ? ~0u : ahs[i]->handle;
+	case UVERBS_OBJECT_XRCD:
+		return xrcd ? xrcd_handle() : ~0u;
 	}
 	return ~0u;
 }
@@ -445,6 +464,30 @@ static const struct mtmpl methods[] = {
 		{ UVERBS_ATTR_CREATE_QP_EVENT_FD, A_FD, 0, 0 },
 		UHW,
 		{ UVERBS_ATTR_UHW_OUT, A_UHW_OUT, 0, sizeof(struct scire_create_qp_resp) } } },
+	{ "QP_CREATE XRC_TGT", UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE, 0, {
+		{ UVERBS_ATTR_CREATE_QP_HANDLE, A_NEW, 0, 0 },
+		{ UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, A_IDR, UVERBS_OBJECT_XRCD, 0 },
+		{ UVERBS_ATTR_CREATE_QP_USER_HANDLE, A_U64, 0, 8 },
+		{ UVERBS_ATTR_CREATE_QP_CAP, A_IN, 0, sizeof(struct ib_uverbs_qp_cap) },
+		{ UVERBS_ATTR_CREATE_QP_TYPE, A_CONST, IB_UVERBS_QPT_XRC_TGT, 4 },
+		{ UVERBS_ATTR_CREATE_QP_FLAGS, A_U32, 0, 4 },
+		{ UVERBS_ATTR_CREATE_QP_RESP_CAP, A_OUT, 0, sizeof(struct ib_uverbs_qp_cap) },
+		{ UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, A_OUT, 0, 4 },
+		UHW,
+		{ UVERBS_ATTR_UHW_OUT, A_UHW_OUT, 0, sizeof(struct scire_create_qp_resp) } } },
+	{ "QP_CREATE XRC_INI", UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE, 0, {
+		{ UVERBS_ATTR_CREATE_QP_HANDLE, A_NEW, 0, 0 },
+		{ UVERBS_ATTR_CREATE_QP_PD_HANDLE, A_IDR, UVERBS_OBJECT_PD, 0 },
+		{ UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, A_IDR, UVERBS_OBJECT_CQ, 0 },
+		{ UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, A_IDR, UVERBS_OBJECT_CQ, 0 },
+		{ UVERBS_ATTR_CREATE_QP_USER_HANDLE, A_U64, 0, 8 },
+		{ UVERBS_ATTR_CREATE_QP_CAP, A_IN, 0, sizeof(struct ib_uverbs_qp_cap) },
+		{ UVERBS_ATTR_CREATE_QP_TYPE, A_CONST, IB_UVERBS_QPT_XRC_INI, 4 },
+		{ UVERBS_ATTR_CREATE_QP_FLAGS, A_U32, 0, 4 },
+		{ UVERBS_ATTR_CREATE_QP_RESP_CAP, A_OUT, 0, sizeof(struct ib_uverbs_qp_cap) },
+		{ UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, A_OUT, 0, 4 },
+		UHW,
+		{ UVERBS_ATTR_UHW_OUT, A_UHW_OUT, 0, sizeof(struct scire_create_qp_resp) } } },
 	{ "QP_DESTROY", UVERBS_OBJECT_QP, UVERBS_METHOD_QP_DESTROY, 1, {
 		{ UVERBS_ATTR_DESTROY_QP_HANDLE, A_IDR, UVERBS_OBJECT_QP, 0 },
 		{ UVERBS_ATTR_DESTROY_QP_RESP, A_OUT, 0, sizeof(struct ib_uverbs_destroy_qp_resp) } } },
@@ -469,6 +512,21 @@ static const struct mtmpl methods[] = {
 		{ UVERBS_ATTR_CREATE_SRQ_MAX_SGE, A_U32, 0, 4 },
 		{ UVERBS_ATTR_CREATE_SRQ_LIMIT, A_U32, 0, 4 },
 		{ UVERBS_ATTR_CREATE_SRQ_TYPE, A_CONST, IB_UVERBS_SRQT_BASIC, 4 },
+		{ UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, A_OUT, 0, 4 },
+		{ UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, A_OUT, 0, 4 },
+		{ UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, A_OUT, 0, 4 },
+		UHW,
+		{ UVERBS_ATTR_UHW_OUT, A_UHW_OUT, 0, sizeof(struct scire_create_srq_resp) } } },
+	{ "SRQ_CREATE XRC", UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE, 0, {
+		{ UVERBS_ATTR_CREATE_SRQ_HANDLE, A_NEW, 0, 0 },
+		{ UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, A_IDR, UVERBS_OBJECT_PD, 0 },
+		{ UVERBS_ATTR_CREATE_SRQ_XRCD_HANDLE, A_IDR, UVERBS_OBJECT_XRCD, 0 },
+		{ UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, A_IDR, UVERBS_OBJECT_CQ, 0 },
+		{ UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, A_U64, 0, 8 },
+		{ UVERBS_ATTR_CREATE_SRQ_MAX_WR, A_U32, 0, 4 },
+		{ UVERBS_ATTR_CREATE_SRQ_MAX_SGE, A_U32, 0, 4 },
+		{ UVERBS_ATTR_CREATE_SRQ_LIMIT, A_U32, 0, 4 },
+		{ UVERBS_ATTR_CREATE_SRQ_TYPE, A_CONST, IB_UVERBS_SRQT_XRC, 4 },
 		{ UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, A_OUT, 0, 4 },
 		{ UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, A_OUT, 0, 4 },
 		{ UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, A_OUT, 0, 4 },
@@ -1490,7 +1548,24 @@ static void v_srq(void)
 		a.attr.max_wr = t_one_in(6) ? nasty32() : t_rand_range(1, 128);
 		a.attr.max_sge = t_one_in(6) ? nasty32() : t_rand_range(1, 4);
 		a.attr.srq_limit = t_one_in(3) ? t_rand_below(64) : 0;
-		srqs[i] = verbp(ibv_create_srq(pd, &a));
+		if (xrcd && t_one_in(4)) {
+			struct ibv_srq_init_attr_ex x = {
+				.attr = a.attr,
+				.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+					     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+				.srq_type = IBV_SRQT_XRC,
+				.pd = pd,
+				.xrcd = xrcd,
+				.cq = any_cq(),
+			};
+
+			if (!x.cq)
+				return;
+			step("create XRC SRQ");
+			srqs[i] = verbp(ibv_create_srq_ex(ctx, &x));
+		} else {
+			srqs[i] = verbp(ibv_create_srq(pd, &a));
+		}
 		maps_dirty = 1;
 		return;
 	}
@@ -1537,6 +1612,27 @@ static void v_create_qp(int i)
 	a.cap.max_recv_sge = t_one_in(8) ? nasty32() : t_rand_range(1, 4);
 	a.cap.max_inline_data = t_one_in(4) ? nasty32() & 0x3ff : 0;
 	a.sq_sig_all = t_rand_below(2);
+	/* XRC: a send QP (no RQ, no SRQ) or a receive QP of the domain. */
+	if (xrcd && t_one_in(5)) {
+		if (t_one_in(2)) {
+			struct ibv_qp_init_attr_ex x = {
+				.qp_type = IBV_QPT_XRC_RECV,
+				.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+				.xrcd = xrcd,
+			};
+
+			step("create XRC receive QP");
+			qps[i].qp = verbp(ibv_create_qp_ex(ctx, &x));
+			qps[i].type = x.qp_type;
+			maps_dirty = 1;
+			return;
+		}
+		a.qp_type = IBV_QPT_XRC_SEND;
+		a.srq = NULL;
+		if (!t_one_in(8))
+			a.recv_cq = NULL;
+		step("create XRC send QP");
+	}
 	qps[i].qp = verbp(ibv_create_qp(pd, &a));
 	qps[i].type = a.qp_type;
 	maps_dirty = 1;
@@ -1573,8 +1669,9 @@ static void v_connect_qp(struct fz_qp *q)
 	a.ah_attr.grh.sgid_index = gid_index;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
+	/* An XRC send QP takes UC's RTR attributes, a receive QP stops at RTR. */
 	if (!verb(ibv_modify_qp(q->qp, &a, q->type == IBV_QPT_UD ? IBV_QP_STATE :
-				q->type == IBV_QPT_UC ?
+				q->type == IBV_QPT_UC || q->type == IBV_QPT_XRC_SEND ?
 				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				IBV_QP_RQ_PSN :
 				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
@@ -1587,7 +1684,9 @@ static void v_connect_qp(struct fz_qp *q)
 	a.rnr_retry = t_rand_below(7);
 	a.sq_psn = t_rand64() & 0xffffff;
 	a.max_rd_atomic = t_rand_range(1, 16);
-	verb(ibv_modify_qp(q->qp, &a, q->type == IBV_QPT_RC ?
+	if (q->type == IBV_QPT_XRC_RECV)
+		return;
+	verb(ibv_modify_qp(q->qp, &a, q->type == IBV_QPT_RC || q->type == IBV_QPT_XRC_SEND ?
 			   IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC :
 			   IBV_QP_STATE | IBV_QP_SQ_PSN));
@@ -1745,6 +1844,14 @@ static void v_post_send(void)
 		wr.wr.ud.remote_qpn = t_one_in(2) ? qps[PICK(qps, 1)].qp->qp_num : nasty32();
 		wr.wr.ud.remote_qkey = t_one_in(2) ? 0x11110000 : nasty32();
 	}
+	if (q->type == IBV_QPT_XRC_SEND) {
+		int sk = PICK(srqs, 1);
+		uint32_t n = nasty32();
+
+		if (sk >= 0 && !t_one_in(4))
+			ibv_get_srq_num(srqs[sk], &n);
+		wr.qp_type.xrc.remote_srqn = n;
+	}
 	verb(ibv_post_send(q->qp, &wr, &bad));
 }
 
@@ -1878,6 +1985,21 @@ static void worker_setup(const char *dev)
 		nonblock(raw_chan->fd);
 	nonblock(ctx->async_fd);
 	dmabuf_setup();
+	{
+		struct ibv_device_attr da;
+		char file[] = "/tmp/scire_fuzz_uverbs_xrc.XXXXXX";
+		struct ibv_xrcd_init_attr xa = {
+			.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+			.oflags = O_CREAT,
+		};
+
+		if (!ibv_query_device(ctx, &da) && (da.device_cap_flags & IBV_DEVICE_XRC) &&
+		    (xrcd_fd = mkstemp(file)) >= 0) {
+			unlink(file);
+			xa.fd = xrcd_fd;
+			xrcd = ibv_open_xrcd(ctx, &xa);
+		}
+	}
 	/* A second context: the source of foreign handles. */
 	if (t_one_in(2)) {
 		ctx2 = t_open_device(dev);
@@ -1946,6 +2068,9 @@ static void worker_teardown(void)
 	for (i = 0; i < NOBJ; i++)
 		if (pds[i] && verb(ibv_dealloc_pd(pds[i])))
 			pds[i] = NULL;
+	/* Raw XRC objects may still hold it: then the context's close takes it. */
+	if (xrcd && verb(ibv_close_xrcd(xrcd)))
+		xrcd = NULL;
 	for (i = 0; i < 2; i++)
 		if (chans[i])
 			ibv_destroy_comp_channel(chans[i]);

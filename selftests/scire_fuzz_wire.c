@@ -3,7 +3,8 @@
  * scire_fuzz_wire: malformed and adversarial RoCEv2 packets injected into
  * live QPs of a scire device from another network namespace.
  *
- * The victim (-d DEV, e.g. scireB) gets RC, UC and UD QPs connected to QPs
+ * The victim (-d DEV, e.g. scireB) gets RC, UC and UD QPs and an XRC
+ * receive QP (with an XRC SRQ of its domain) connected to QPs
  * of a peer device (-D DEV2, e.g. scireA, on the other end of a veth pair)
  * and MRs of every kind of access, each inside a larger mapping whose
  * unregistered bytes (guard pages before and after, and the parts of the
@@ -13,7 +14,8 @@
  * the program's control: every BTH opcode with random and boundary field
  * values, truncated and oversized payloads, correct and wrong ICRCs, PSN
  * replays and jumps, forged and stale rkeys, READ responses and ACKs nobody
- * asked for, duplicate atomics, ATOMIC WRITEs and FLUSHes (IBA 1.5),
+ * asked for, duplicate atomics, ATOMIC WRITEs and FLUSHes (IBA 1.5), XRC
+ * requests naming the victim's XRC SRQ, numbers near it and random ones,
  * aimed at the real QPNs and PSNs (which the program knows, having set
  * them up) and at random QPNs. Most packets carry
  * a correct ICRC and plausible headers, so that they get past the ICRC
@@ -132,6 +134,7 @@ enum {
 	H_VALID = 1 << 10,
 	H_AW = 1 << 11,		/* ATOMIC WRITE: its payload is one 8-byte word */
 	H_FETH = 1 << 12,	/* 4: FLUSH placement type and selectivity */
+	H_XRC = 1 << 13,	/* 4: XRCETH, the XRC SRQ (annex A19) */
 };
 
 struct fz_opcode {
@@ -149,7 +152,7 @@ static void op_set(int op, const char *name, unsigned int hdrs)
 
 static void opcodes_init(void)
 {
-	static const char *const tr[] = { "RC", "UC", "RD", "UD" };
+	static const char *const tr[] = { "RC", "UC", "RD", "UD", "CNP", "XRC", "op6", "op7" };
 	static char names[256][32];
 	int base, i;
 
@@ -187,8 +190,13 @@ static void opcodes_init(void)
 	op_set(0x1d, "ATOMIC_WRITE", H_RETH | H_PAY | H_REQ | H_AW);	/* IBA 1.5 */
 	op_set(0x64, "SEND_ONLY", H_DETH | H_PAY | H_REQ);
 	op_set(0x65, "SEND_ONLY_IMM", H_DETH | H_IMM | H_PAY | H_REQ);
+	/* XRC: RC's operations; a request carries an XRCETH after the BTH. */
+	for (i = 0; i < 0x20; i++)
+		if (opcodes[i].hdrs & H_VALID)
+			op_set(0xa0 | i, opcodes[i].name, opcodes[i].hdrs |
+			       (opcodes[i].hdrs & H_REQ ? H_XRC : 0));
 	for (i = 0; i < 256; i++) {
-		if (!(opcodes[i].hdrs & H_VALID) || i >= 0x80)
+		if (!(opcodes[i].hdrs & H_VALID))
 			continue;
 		snprintf(names[i], sizeof(names[i]), "%s_%s", tr[i >> 5], opcodes[i].name);
 		opcodes[i].name = names[i];
@@ -199,7 +207,7 @@ static size_t hdrs_len(unsigned int h)
 {
 	return (h & H_DETH ? 8 : 0) + (h & H_RETH ? 16 : 0) + (h & H_ATH ? 28 : 0) +
 	       (h & H_AETH ? 4 : 0) + (h & H_AACK ? 8 : 0) + (h & H_IMM ? 4 : 0) +
-	       (h & H_IETH ? 4 : 0) + (h & H_FETH ? 4 : 0);
+	       (h & H_IETH ? 4 : 0) + (h & H_FETH ? 4 : 0) + (h & H_XRC ? 4 : 0);
 }
 
 /* --- memory: MRs inside patterned guard mappings ---------------------------- */
@@ -304,6 +312,11 @@ struct fz_side {
 	union ibv_gid gid;
 	enum ibv_mtu mtu;
 	uint32_t ip;		/* network order */
+	/* The victim's XRC domain (a temporary file's) and XRC SRQ. */
+	int xrcd_fd;
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *xsrq;
+	uint32_t xsrqn;
 };
 
 static struct fz_side vic, peer;
@@ -321,7 +334,7 @@ struct fz_qp {
 	uint64_t rearms;
 };
 
-enum { Q_RC0, Q_RC1, Q_PROBE, Q_UC, Q_UD, Q_N };
+enum { Q_RC0, Q_RC1, Q_PROBE, Q_UC, Q_UD, Q_XRC, Q_N };
 static struct fz_qp qps[Q_N];
 
 static const int rc_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -344,8 +357,47 @@ static void side_open(struct fz_side *s, const char *dev, int gid_index)
 		t_fatal("ibv_create_cq(%s): %s", dev, t_errname(errno));
 }
 
+/*
+ * The victim's XRC domain and its XRC SRQ (receives of the XRC receive QP
+ * land in vic.cq), in a domain of a file unlinked at once.
+ */
+static void xrc_open(struct fz_side *s)
+{
+	char file[] = "/tmp/scire_fuzz_xrc.XXXXXX";
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 64, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+		.pd = s->pd,
+		.cq = s->cq,
+	};
+
+	s->xrcd_fd = mkstemp(file);
+	if (s->xrcd_fd < 0)
+		t_fatal("mkstemp: %s", t_errname(errno));
+	unlink(file);
+	xa.fd = s->xrcd_fd;
+	s->xrcd = ibv_open_xrcd(s->ctx, &xa);
+	if (!s->xrcd)
+		t_fatal("ibv_open_xrcd: %s", t_errname(errno));
+	sa.xrcd = s->xrcd;
+	s->xsrq = ibv_create_srq_ex(s->ctx, &sa);
+	if (!s->xsrq || ibv_get_srq_num(s->xsrq, &s->xsrqn))
+		t_fatal("XRC SRQ: %s", t_errname(errno));
+}
+
 static struct ibv_qp *qp_create(struct fz_side *s, enum ibv_qp_type type)
 {
+	struct ibv_qp_init_attr_ex x = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.xrcd = s->xrcd,
+	};
 	struct ibv_qp_init_attr a = {
 		.send_cq = s->cq,
 		.recv_cq = s->cq,
@@ -353,11 +405,17 @@ static struct ibv_qp *qp_create(struct fz_side *s, enum ibv_qp_type type)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = type,
 	};
-	struct ibv_qp *qp = ibv_create_qp(s->pd, &a);
+	struct ibv_qp *qp;
 
+	/* An XRC send QP has no RQ; an XRC receive QP no queue or PD. */
+	if (type == IBV_QPT_XRC_SEND)
+		a.cap.max_recv_wr = a.cap.max_recv_sge = 0;
+	qp = type == IBV_QPT_XRC_RECV ? ibv_create_qp_ex(s->ctx, &x) :
+					ibv_create_qp(s->pd, &a);
 	if (!qp)
 		t_fatal("create %s QP: %s", type == IBV_QPT_RC ? "RC" :
-			type == IBV_QPT_UC ? "UC" : "UD", t_errname(errno));
+			type == IBV_QPT_UC ? "UC" : type == IBV_QPT_UD ? "UD" : "XRC",
+			t_errname(errno));
 	return qp;
 }
 
@@ -378,7 +436,10 @@ static void qp_connect(struct ibv_qp *qp, const struct fz_side *s, const struct 
 		       uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-	int ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
+	int ud = qp->qp_type == IBV_QPT_UD, ini = qp->qp_type == IBV_QPT_XRC_SEND;
+	int tgt = qp->qp_type == IBV_QPT_XRC_RECV;
+	/* rc: has RC's RTR or RTS attributes (XRC: the side that uses them). */
+	int rc = qp->qp_type == IBV_QPT_RC;
 
 	qp_modify(qp, &a, IBV_QP_STATE, "RESET");
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1 };
@@ -387,7 +448,8 @@ static void qp_connect(struct ibv_qp *qp, const struct fz_side *s, const struct 
 		qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			  IBV_QP_QKEY, "INIT");
 	} else {
-		a.qp_access_flags = rc ? rc_access & ~IBV_ACCESS_LOCAL_WRITE :
+		a.qp_access_flags = rc || ini || tgt ?
+				    rc_access & ~IBV_ACCESS_LOCAL_WRITE :
 				    IBV_ACCESS_REMOTE_WRITE;
 		qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			  IBV_QP_ACCESS_FLAGS, "INIT");
@@ -404,7 +466,7 @@ static void qp_connect(struct ibv_qp *qp, const struct fz_side *s, const struct 
 		a.ah_attr.grh.sgid_index = s->gid_index;
 		a.ah_attr.grh.hop_limit = 64;
 		a.ah_attr.port_num = 1;
-		if (rc) {
+		if (rc || tgt) {
 			a.max_dest_rd_atomic = 16;
 			a.min_rnr_timer = 1;
 			qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
@@ -415,8 +477,11 @@ static void qp_connect(struct ibv_qp *qp, const struct fz_side *s, const struct 
 				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN, "RTR");
 		}
 	}
+	/* An XRC receive QP only responds: RTR is as far as it goes. */
+	if (tgt)
+		return;
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = sq_psn & 0xffffff };
-	if (rc) {
+	if (rc || ini) {
 		a.timeout = 12;
 		a.retry_cnt = 3;
 		a.rnr_retry = 3;
@@ -467,7 +532,9 @@ static void post_recv(struct fz_qp *q, struct ibv_qp *qp, int slot)
 	};
 	struct ibv_recv_wr wr = { .wr_id = q - qps, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	if (!ibv_post_recv(qp, &wr, &bad))
+	/* The XRC receive QP takes its receives from the XRC SRQ. */
+	if (qp->qp_type == IBV_QPT_XRC_RECV ? !ibv_post_srq_recv(vic.xsrq, &wr, &bad) :
+	    !ibv_post_recv(qp, &wr, &bad))
 		q->posted++;
 }
 
@@ -632,11 +699,13 @@ static uint8_t pick_opcode(const struct fz_qp *q)
 			return 0x64 + t_rand_below(2);
 		if (q->type == IBV_QPT_UC)
 			return 0x20 + t_rand_below(12);
+		if (q->type == IBV_QPT_XRC_RECV)
+			return 0xa0 | rc[t_rand_below(sizeof(rc))];
 		return rc[t_rand_below(sizeof(rc))];
 	}
 	if (r < 92) {
 		do
-			op = t_rand_below(0x80);
+			op = t_rand_below(0xc0);
 		while (!(opcodes[op].hdrs & H_VALID));
 		return op;
 	}
@@ -735,6 +804,16 @@ static void build_random(struct fz_pkt *p)
 	if (t_one_in(30))
 		h[28 + 8] |= t_rand64() & 0x7f;		/* reserved bits by the PSN */
 	h += 40;
+	if (hdrs & H_XRC) {
+		/* The victim's XRC SRQ mostly; its neighbours, and anything. */
+		switch (t_rand_below(8)) {
+		case 0: put32(h, (uint32_t)t_rand64()); break;
+		case 1: put32(h, vic.xsrqn + 1 + t_rand_below(4)); break;
+		case 2: put32(h, vic.xsrqn - 1); break;
+		default: put32(h, vic.xsrqn); break;
+		}
+		h += 4;
+	}
 	if (hdrs & H_DETH) {
 		uint32_t qkey = qpn == 1 ? FZ_GSI_QKEY : FZ_QKEY;
 
@@ -815,7 +894,7 @@ static void build_random(struct fz_pkt *p)
 	p->len = len;
 
 	if (q && exact && !bad_icrc && !trunc && (hdrs & H_REQ) && q->type != IBV_QPT_UD &&
-	    (op >> 5) == (q->type == IBV_QPT_RC ? 0 : 1))
+	    (op >> 5) == (q->type == IBV_QPT_RC ? 0 : q->type == IBV_QPT_UC ? 1 : 5))
 		q->epsn = (q->epsn + 1) & 0xffffff;	/* it may have been accepted */
 	op_count[op]++;
 	n_bad_icrc += bad_icrc;
@@ -1286,8 +1365,8 @@ static int check_live(struct fz_qp *q, int idx)
 		refill(q);
 		state = t_qp_state(q->qp);
 	}
-	if (state != IBV_QPS_RTS) {
-		t_fail("live: %s QP %#x is in %s after the run: only RTS or ERR are right",
+	if (state != (q->type == IBV_QPT_XRC_RECV ? IBV_QPS_RTR : IBV_QPS_RTS)) {
+		t_fail("live: %s QP %#x is in %s after the run: only RTS (an XRC receive QP: RTR) or ERR are right",
 		       q->name, q->qp->qp_num, t_qp_state_str(state));
 		return 1;
 	}
@@ -1350,6 +1429,7 @@ static int check_live(struct fz_qp *q, int idx)
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.wr.rdma.remote_addr = (uintptr_t)dst;
 	wr.wr.rdma.rkey = mrs[MR_RW].rkey;
+	wr.qp_type.xrc.remote_srqn = vic.xsrqn;	/* only XRC reads it */
 	r = one_wr(q->pqp, peer.cq, &wr, 30, &st);
 	if (r < 0) {
 		t_fail("live: the peer's WRITE to %s QP %#x did not complete in 30 s (retries are finite: success or an error was due)",
@@ -1371,7 +1451,7 @@ static int check_live(struct fz_qp *q, int idx)
 		       ibv_wc_status_str(st), t_qp_state_str(state));
 		return 1;
 	}
-	if (q->type == IBV_QPT_UC) {
+	if (q->type == IBV_QPT_UC || q->type == IBV_QPT_XRC_RECV) {
 		printf("live: %s QP %#x took a WRITE from its peer\n", q->name, q->qp->qp_num);
 		return 0;
 	}
@@ -1574,11 +1654,14 @@ int main(int argc, char **argv)
 	qps[Q_PROBE] = (struct fz_qp){ .name = "RC probe", .type = IBV_QPT_RC };
 	qps[Q_UC] = (struct fz_qp){ .name = "UC", .type = IBV_QPT_UC };
 	qps[Q_UD] = (struct fz_qp){ .name = "UD", .type = IBV_QPT_UD };
+	qps[Q_XRC] = (struct fz_qp){ .name = "XRC", .type = IBV_QPT_XRC_RECV };
+	xrc_open(&vic);
 	for (i = 0; i < Q_N; i++) {
 		struct fz_qp *q = &qps[i];
 
 		q->qp = qp_create(&vic, q->type);
-		q->pqp = qp_create(&peer, q->type);
+		q->pqp = qp_create(&peer, q->type == IBV_QPT_XRC_RECV ? IBV_QPT_XRC_SEND :
+				   q->type);
 		fz_connect(q, i == Q_PROBE ? 7 : 0);
 		refill(q);
 		printf("victim %s QP %#x (peer %#x): expects PSN %#x, sends from %#x\n",
@@ -1740,6 +1823,10 @@ out:
 		if (qps[i].pqp && ibv_destroy_qp(qps[i].pqp))
 			t_fail("destroy peer QP: %s", t_errname(errno));
 	}
+	if (vic.xsrq && ibv_destroy_srq(vic.xsrq))
+		t_fail("destroy the XRC SRQ: %s", t_errname(errno));
+	if (vic.xrcd && ibv_close_xrcd(vic.xrcd))
+		t_fail("close the XRC domain: %s", t_errname(errno));
 	for (i = 0; i < MR_NKINDS; i++)
 		if (mrs[i].mr && ibv_dereg_mr(mrs[i].mr))
 			t_fail("ibv_dereg_mr(%s): %s", mrs[i].name, t_errname(errno));
