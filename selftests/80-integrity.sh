@@ -17,7 +17,9 @@
 # grants a dma-buf MR no MW_BIND right), on both paths, at every path MTU
 # (256 to 4096) on the wire. SCIRE_SEED=N replays a seed;
 # On scire also with every MR on-demand paging (-o) and with one implicit
-# ODP MR a side (-O), on both paths (on the wire at every path MTU).
+# ODP MR a side (-O), on both paths (on the wire at every path MTU); and
+# over XRC instead of RC (-X: an XRC send QP, receive QP and SRQ a side),
+# on both paths, on the wire at every path MTU, with ODP MRs too.
 # SCIRE_INTEGRITY_OPS sets the ops per run (600).
 # shellcheck disable=SC2317 # functions run by trap and wait_for
 # shellcheck source-path=SCRIPTDIR
@@ -38,10 +40,12 @@ sizes=()
 # process start-up there: the wire path runs each MTU and each API once
 # (three runs, not five).
 wire_runs=("256 post" "256 wr" "4096 post" "4096 wr" "1024 mix")
+xrc_wire_runs=("256 mix -X" "512 post -X -o" "1024 wr -X" "2048 mix -X -O" "4096 mix -X")
 if debug_quick; then
 	ops=${SCIRE_INTEGRITY_OPS:-120}
 	sizes=(-M 65536)
 	wire_runs=("256 post" "4096 wr" "1024 mix")
+	xrc_wire_runs=("1024 mix -X -o")
 fi
 
 old_mtu=$(cat "/sys/class/net/$netdev/mtu")
@@ -92,10 +96,11 @@ for mode in $(fast_path_modes "$dev"); do
 	# (-O), windows too; on the wire at every path MTU.
 	if dev_is_scire "$dev"; then
 		if [ "$mode" = 1 ]; then
-			runs+=("4096 mix -o -w" "1024 wr -O -w")
+			runs+=("4096 mix -o -w" "1024 wr -O -w" "1024 mix -X")
 		else
 			runs+=("256 post -o -w" "512 wr -O -w" "1024 mix -o -w" "2048 wr -O -w"
 				"4096 post -O -w")
+			runs+=("${xrc_wire_runs[@]}")
 		fi
 	fi
 	if [ "$dmabuf" = 1 ]; then
@@ -116,6 +121,9 @@ for mode in $(fast_path_modes "$dev"); do
 			"$prog" -d "$dev" -g "$gid" -m "$mtu" -a "$api" "${memargs[@]}" -n "$ops" "${sizes[@]}" "${seed[@]}" "${quirks[@]}" ||
 			fail "scire_integrity -m $mtu -a $api $mem -n $ops ${sizes[*]} ${quirks[*]} on $dev, $(fast_path_name "$mode") failed (replay: SCIRE_SEED=<the seed it printed>)"
 		case $mem in
+		-X) mem=", XRC" ;;
+		"-X -o") mem=", XRC, ODP MRs" ;;
+		"-X -O") mem=", XRC, implicit ODP MRs" ;;
 		-b) mem=", dma-buf MRs" ;;
 		-o*) mem=", ODP MRs" ;;
 		-O*) mem=", implicit ODP MRs" ;;

@@ -2,7 +2,7 @@
 /*
  * scire_integrity -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]]
  *                 [-m MTU] [-n OPS] [-s SEED] [-a API] [-M MAXLEN] [-k KIND,...]
- *                 [-w] [-b | -o | -O] [-R] [-L] [-v]
+ *                 [-w] [-b | -o | -O] [-X] [-R] [-L] [-v]
  *
  * RC data integrity: two RC QPs of DEV, A and B, connected to each other
  * through DEV's RoCEv2 GID GIDIDX (default: the first IPv4-mapped one) with
@@ -63,6 +63,15 @@
  * starts with no page mapped: every first access faults; with -O each QP's
  * side has one implicit ODP MR (the whole address space) that every
  * buffer, SGE and rkey of that side uses.
+ *
+ * With -X the two sides talk XRC (IBA annex A19) instead of RC: each
+ * side has an XRC domain of its own (a temporary file's), an XRC SRQ in
+ * it that takes that side's receive WQEs and whose CQ is the side's
+ * receive CQ, an XRC send QP that posts the side's requests, and an XRC
+ * receive QP that the other side's send QP is connected to; every request
+ * names the other side's SRQ (qp_type.xrc.remote_srqn, or
+ * ibv_wr_set_xrc_srqn()), and a receive CQE carries the receive QP's
+ * number. Everything else is checked as with RC. Not with -w, -P or -R.
  *
  * The seed is printed first; -s SEED replays a run exactly. -k limits the
  * ops to the kinds named (as printed, e.g. -k RDMA_READ,SEND). -v prints
@@ -209,6 +218,12 @@ struct side {
 	uint8_t *src[NSLOT], *dst[NSLOT];
 	struct ibv_mr *src_mr[NSLOT], *dst_mr[NSLOT];
 	struct ibv_mr *imr;		/* -O: the side's implicit ODP MR */
+	/* -X: qp is the XRC send QP; receives go to srq, served by tqp. */
+	int xrcd_fd;
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;
+	struct ibv_qp *tqp;
+	uint32_t srqn;
 	/* What the other QP aims at: its MRs as the owning process sees them. */
 	uint64_t src_va[NSLOT], dst_va[NSLOT];
 	uint32_t src_rkey[NSLOT], dst_rkey[NSLOT];
@@ -276,6 +291,7 @@ static struct {
 	int lossy;			/* -L */
 	const char *peer_port;		/* -P: one QP per process, over TCP */
 	const char *peer_addr;		/* -C: this process is QP B */
+	int xrc;			/* -X */
 } opt = { .gid_index = -1, .gid_index2 = -1, .nops = 400, .api = API_MIX, .max_len = 1 << 20 };
 
 static enum ibv_mtu path_mtu;
@@ -297,7 +313,7 @@ static const char *api_name(enum api api)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-b | -o | -O] [-v]\n",
+		"usage: %s -d DEV [-g GIDIDX] [-D DEV2 [-G GIDIDX2] | -P PORT [-C ADDR]] [-m MTU] [-n OPS] [-s SEED] [-a post|wr|mix] [-M MAXLEN] [-k KIND,...] [-R] [-L] [-w] [-b | -o | -O] [-X] [-v]\n",
 		argv0);
 	exit(T_EXIT_FAIL);
 }
@@ -329,7 +345,7 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwboOv")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:P:C:m:n:s:a:M:k:RLwboOXv")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gid_index = atoi(optarg); break;
@@ -367,6 +383,7 @@ static void parse_args(int argc, char **argv)
 			t_qp_timeout = 18;
 			break;
 		case 'v': opt.verbose = 1; break;
+		case 'X': opt.xrc = 1; break;
 		case 'k': opt.kinds = parse_kinds(optarg, argv[0]); break;
 		default: usage(argv[0]);
 		}
@@ -375,6 +392,11 @@ static void parse_args(int argc, char **argv)
 	if (opt.dmabuf && opt.mw) {
 		fprintf(stderr, "%s: -b and -w exclude each other: a dma-buf MR has no MW_BIND right\n",
 			argv[0]);
+		exit(T_EXIT_FAIL);
+	}
+	/* XRC: no windows (their recovery resets QPs an SRQ outlives), one process, scire. */
+	if (opt.xrc && (opt.mw || opt.peer_port || opt.rxe_quirks)) {
+		fprintf(stderr, "%s: -X excludes -w, -P and -R\n", argv[0]);
 		exit(T_EXIT_FAIL);
 	}
 	if (opt.dmabuf && opt.odp) {
@@ -692,6 +714,13 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 	};
 	struct ibv_qp *qp;
 
+	/* -X: the side's sends go out of an XRC send QP, which has no RQ. */
+	if (opt.xrc) {
+		a.qp_type = IBV_QPT_XRC_SEND;
+		a.recv_cq = NULL;
+		a.cap.max_recv_wr = 0;
+		a.cap.max_recv_sge = 0;
+	}
 	if (opt.api != API_POST) {
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
@@ -724,6 +753,57 @@ static struct ibv_qp *create_qp(struct side *sd, int inline_want)
 	return qp;
 }
 
+static void xrc_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
+{
+	int ret = ibv_modify_qp(qp, a, mask);
+
+	if (ret)
+		t_fatal("modify XRC QP %#x to %s: %s", qp->qp_num, what, t_errname(ret));
+}
+
+/*
+ * -X: side sd's receive QP to RTR, expecting PSN rq_psn from the other
+ * side's send QP, and its send QP to RTS, sending from sq_psn to the
+ * other side's receive QP; both aimed through path to.
+ */
+static void xrc_connect(struct side *sd, uint32_t rq_psn, uint32_t sq_psn,
+			const struct t_path *to)
+{
+	struct side *other = &sides[sd == &sides[0]];
+	struct ibv_ah_attr ah = {
+		.is_global = 1,
+		.grh = { .dgid = to->gid, .sgid_index = to->gid_index, .hop_limit = 64 },
+		.port_num = 1,
+	};
+	struct ibv_qp_attr a;
+
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET };
+	xrc_modify(sd->tqp, &a, IBV_QP_STATE, "RESET");
+	xrc_modify(sd->qp, &a, IBV_QP_STATE, "RESET");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qp_access_flags = T_RC_ACCESS };
+	xrc_modify(sd->tqp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		   IBV_QP_ACCESS_FLAGS, "INIT");
+	xrc_modify(sd->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		   IBV_QP_ACCESS_FLAGS, "INIT");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = to->mtu,
+				  .dest_qp_num = other->qpn, .rq_psn = rq_psn,
+				  .max_dest_rd_atomic = T_RD_ATOMIC, .min_rnr_timer = 1,
+				  .ah_attr = ah };
+	xrc_modify(sd->tqp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+		   IBV_QP_MIN_RNR_TIMER, "RTR");
+	a.dest_qp_num = other->tqp->qp_num;
+	a.rq_psn = 0;
+	xrc_modify(sd->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN, "RTR");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = t_qp_timeout,
+				  .retry_cnt = 7, .rnr_retry = t_rnr_retry, .sq_psn = sq_psn,
+				  .max_rd_atomic = T_RD_ATOMIC };
+	xrc_modify(sd->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
+}
+
 /*
  * Connect the QPs with random initial PSNs, each QP's AV aimed at the
  * other side's GID from its own GID index (the same GID on one device).
@@ -739,9 +819,59 @@ static void connect_qps(void)
 		to[s].gid = sides[!s].path.gid;
 		to[s].mtu = path_mtu;
 	}
-	for (s = 0; s < 2; s++)
-		if (is_local(&sides[s]))
-			t_rc_connect(sides[s].qp, sides[!s].qpn, s ? ab : ba, s ? ba : ab, &to[s]);
+	for (s = 0; s < 2; s++) {
+		if (!is_local(&sides[s]))
+			continue;
+		if (opt.xrc)
+			xrc_connect(&sides[s], s ? ab : ba, s ? ba : ab, &to[s]);
+		else
+			t_rc_connect(sides[s].qp, sides[!s].qpn, s ? ab : ba, s ? ba : ab,
+				     &to[s]);
+	}
+}
+
+/*
+ * -X: side sd's XRC domain (of a file unlinked at once), its XRC SRQ of
+ * RQ_DEPTH WQEs whose completions go to the side's receive CQ, and its XRC
+ * receive QP.
+ */
+static void xrc_setup(struct side *sd)
+{
+	char file[] = "/tmp/scire_integrity_xrc.XXXXXX";
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = RQ_DEPTH, .max_sge = max_sge },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+		.pd = sd->pd,
+		.cq = sd->rcq,
+	};
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+
+	sd->xrcd_fd = mkstemp(file);
+	if (sd->xrcd_fd < 0)
+		t_fatal("mkstemp: %s", t_errname(errno));
+	unlink(file);
+	xa.fd = sd->xrcd_fd;
+	sd->xrcd = ibv_open_xrcd(sd->ctx, &xa);
+	if (!sd->xrcd)
+		t_fatal("ibv_open_xrcd on %s: %s", sd->dev, t_errname(errno));
+	sa.xrcd = sd->xrcd;
+	sd->srq = ibv_create_srq_ex(sd->ctx, &sa);
+	if (!sd->srq || ibv_get_srq_num(sd->srq, &sd->srqn))
+		t_fatal("XRC SRQ of %d WQEs, %d SGEs on %s: %s", RQ_DEPTH, max_sge, sd->dev,
+			t_errname(errno));
+	qa.xrcd = sd->xrcd;
+	sd->tqp = ibv_create_qp_ex(sd->ctx, &qa);
+	if (!sd->tqp)
+		t_fatal("XRC receive QP on %s: %s", sd->dev, t_errname(errno));
 }
 
 /* Limits both devices honour: what either QP may be asked to do. */
@@ -805,6 +935,8 @@ static void setup_qps(void)
 		sd->rcq = ibv_create_cq(sd->ctx, CQ_DEPTH, NULL, NULL, 0);
 		if (!sd->scq || !sd->rcq)
 			t_fatal("create_cq %d on %s: %s", CQ_DEPTH, sd->dev, t_errname(errno));
+		if (opt.xrc)
+			xrc_setup(sd);
 		/*
 		 * Inline support is optional: take the largest offered. QP B
 		 * starts from what A got; only another device may offer less.
@@ -1282,6 +1414,12 @@ static void expect_send(struct side *req, struct op *op, const struct wr *w,
 
 /* --- posting ----------------------------------------------------------------- */
 
+/* -X: the XRC SRQ at the other side that sd's requests go to. */
+static uint32_t xrc_remote_srqn(const struct side *sd)
+{
+	return sides[sd == &sides[0]].srqn;
+}
+
 static void post_with_post_send(struct side *sd, struct wr *w, int n, struct op **owner)
 {
 	struct ibv_send_wr wr[2 * NSLOT + 4], *bad = NULL;
@@ -1291,6 +1429,8 @@ static void post_with_post_send(struct side *sd, struct wr *w, int n, struct op 
 		struct ibv_send_wr *x = &wr[i];
 
 		memset(x, 0, sizeof(*x));
+		if (opt.xrc)
+			x->qp_type.xrc.remote_srqn = xrc_remote_srqn(sd);
 		x->wr_id = w[i].wr_id;
 		x->next = i + 1 < n ? &wr[i + 1] : NULL;
 		x->sg_list = w[i].sge;
@@ -1375,6 +1515,8 @@ static void post_with_wr_api(struct side *sd, struct wr *w, int n, struct op **o
 			/* The 8 bytes are taken now, from the source buffer. */
 			ibv_wr_atomic_write(qpx, w[i].rkey, w[i].raddr,
 					    (void *)(uintptr_t)w[i].sge[0].addr);
+			if (opt.xrc)
+				ibv_wr_set_xrc_srqn(qpx, xrc_remote_srqn(sd));
 			continue;
 		case IBV_WR_BIND_MW:
 			ibv_wr_bind_mw(qpx, w[i].mw, w[i].new_rkey, &w[i].bind);
@@ -1385,6 +1527,8 @@ static void post_with_wr_api(struct side *sd, struct wr *w, int n, struct op **o
 		default:
 			t_fatal("internal: wr API opcode %d", w[i].opcode);
 		}
+		if (opt.xrc)
+			ibv_wr_set_xrc_srqn(qpx, xrc_remote_srqn(sd));
 		/* One buffer takes the single-buffer setters: both get used. */
 		if ((w[i].flags & IBV_SEND_INLINE) && w[i].nsge == 1) {
 			ibv_wr_set_inline_data(qpx, (void *)(uintptr_t)w[i].sge[0].addr,
@@ -1426,7 +1570,10 @@ static void post_recv(struct side *sd, uint64_t wr_id, int slot, const struct pl
 	wr.wr_id = wr_id;
 	wr.sg_list = sge;
 	wr.num_sge = p->nspan;
-	ret = ibv_post_recv(sd->qp, &wr, &bad);
+	if (opt.xrc)
+		ret = ibv_post_srq_recv(sd->srq, &wr, &bad);
+	else
+		ret = ibv_post_recv(sd->qp, &wr, &bad);
 	if (ret)
 		t_fatal("ibv_post_recv on QP %c (%d SGEs, %u bytes): %s", sd->name, p->nspan,
 			p->total, t_errname(ret));
@@ -1453,6 +1600,7 @@ static void check_cqe(struct side *sd, struct fifo *f, const struct ibv_wc *wc)
 {
 	const struct exp_cqe *e;
 	unsigned int flags;
+	uint32_t qpn;
 
 	if (fifo_empty(f)) {
 		t_fail("%s: unexpected CQE wr_id %#llx status %s opcode %s byte_len %u (no more expected in batch %d)",
@@ -1473,9 +1621,11 @@ static void check_cqe(struct side *sd, struct fifo *f, const struct ibv_wc *wc)
 		       ibv_wc_status_str(e->status));
 		return;
 	}
-	if (wc->qp_num != sd->qp->qp_num)
+	/* -X: a receive is the receive QP's, which served the SRQ. */
+	qpn = opt.xrc && f == &sd->rexp ? sd->tqp->qp_num : sd->qp->qp_num;
+	if (wc->qp_num != qpn)
 		t_fail("%s: %s of %s: qp_num %#x, expected %#x", f->name, e->what, op_str(e->op),
-		       wc->qp_num, sd->qp->qp_num);
+		       wc->qp_num, qpn);
 	/* An error CQE carries only wr_id, status, qp_num and vendor_err. */
 	if (e->status != IBV_WC_SUCCESS)
 		return;
@@ -2162,6 +2312,10 @@ static void teardown(void)
 			continue;
 		if ((ret = ibv_destroy_qp(sd->qp)))
 			t_fail("destroy_qp %c: %s", sd->name, t_errname(ret));
+		if (opt.xrc && ((ret = ibv_destroy_qp(sd->tqp)) ||
+				(ret = ibv_destroy_srq(sd->srq))))
+			t_fail("destroy the XRC receive QP or SRQ of %c: %s", sd->name,
+			       t_errname(ret));
 		if ((ret = ibv_destroy_cq(sd->scq)) || (ret = ibv_destroy_cq(sd->rcq)))
 			t_fail("destroy_cq of QP %c: %s", sd->name, t_errname(ret));
 		for (k = 0; k < NSLOT && !sd->imr; k++) {
@@ -2171,6 +2325,11 @@ static void teardown(void)
 		}
 		if (sd->imr && (ret = ibv_dereg_mr(sd->imr)))
 			t_fail("dereg_mr of the implicit ODP MR: %s", t_errname(ret));
+		if (opt.xrc) {
+			if ((ret = ibv_close_xrcd(sd->xrcd)))
+				t_fail("close the XRC domain of %c: %s", sd->name, t_errname(ret));
+			close(sd->xrcd_fd);
+		}
 	}
 	for (s = 0; s < 2; s++) {
 		struct side *sd = &sides[s];

@@ -312,8 +312,16 @@ static void scire_wr_start(struct ibv_qp_ex *ibqpx)
  */
 static int scire_wr_check_cur(struct scire_qp *qp)
 {
-	/* UD needs an address, XRC a remote SRQ (0 is a valid number). */
-	if ((qp->sq_caps.ud || qp->sq_caps.xrc) && !qp->ex.cur_addressed)
+	uint8_t op = qp->ex.cur->opcode;
+
+	/*
+	 * UD needs an address, XRC a remote SRQ (0 is a valid number) for
+	 * what goes to the target; a local invalidation or bind goes nowhere.
+	 */
+	if (qp->sq_caps.ud && !qp->ex.cur_addressed)
+		return EINVAL;
+	if (qp->sq_caps.xrc && !qp->ex.cur_addressed &&
+	    op != SCIRE_WQE_OP_LOCAL_INV && op != SCIRE_WQE_OP_BIND_MW)
 		return EINVAL;
 	return scire_wqe_check(qp->ex.cur);
 }
