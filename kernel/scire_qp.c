@@ -1649,9 +1649,9 @@ ALLOW_ERROR_INJECTION(scire_qp_respond, ERRNO);
  * -EINVAL for capacities past the limits, a bad sq_sig_type, missing CQs
  * (an XRC target without its domain), a non-zero UHW request, a short
  * response buffer, or a GSI or SMI QP from user space or not on port 1;
- * -EBUSY for a second one; -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when no QPN is free; -EFAULT if
- * the response cannot be written; errors of scire_req_init() and
- * scire_resp_init().
+ * -EBUSY for a second one; -ENOMEM, also past SCIRE_MAX_QP; -EBUSY when
+ * no QPN is free; -EFAULT if the response cannot be written; errors of
+ * scire_req_init() and scire_resp_init().
  */
 int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)

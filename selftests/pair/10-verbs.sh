@@ -5,7 +5,9 @@
 # RDMA device each host has): each host as server and as client in turn,
 # ibv_rc_pingpong -c (4 KiB and 64 KiB), ibv_ud_pingpong -c,
 # ibv_srq_pingpong -c, rping -v -V (rdma_cm), and perftest ib_write_bw,
-# ib_read_bw and ib_send_lat. Data is validated by the tools themselves.
+# ib_read_bw and ib_send_lat; between two scire devices also XRC
+# (ibv_xsrq_pingpong, ib_send_bw -c XRC). Data is validated by the tools
+# themselves.
 # Then scire_integrity -P: one QP on each host, every op kind in both
 # directions (SENDs, WRITEs, READs, atomics, fenced pairs, memory
 # windows), every byte and CQE checked by the host that owns it (a is QP
@@ -43,6 +45,14 @@ for srv in a b; do
 		ib_read_bw "${pt[@]}" -s 65536 -n 100 "$SCIRE_PEER" || failed=$((failed + 1))
 	pair_duo "ib_send_lat -s 2" "$srv" ib_send_lat "${pt[@]}" -s 2 -n 200 -- \
 		ib_send_lat "${pt[@]}" -s 2 -n 200 "$SCIRE_PEER" || failed=$((failed + 1))
+	# XRC between two kernels (scire only: rxe has none).
+	pair_has_rxe && continue
+	pair_duo "ibv_xsrq_pingpong -s 4096" "$srv" ibv_xsrq_pingpong -d "$dev" -g "$gid" \
+		-n 50 -s 4096 -- ibv_xsrq_pingpong -d "$dev" -g "$gid" -n 50 -s 4096 \
+		"$SCIRE_PEER" || failed=$((failed + 1))
+	pair_duo "ib_send_bw -c XRC -s 65536" "$srv" ib_send_bw "${pt[@]}" -c XRC -s 65536 \
+		-n 100 -- ib_send_bw "${pt[@]}" -c XRC -s 65536 -n 100 "$SCIRE_PEER" ||
+		failed=$((failed + 1))
 done
 # One run: each QP is requester and responder of ops both ways, whichever
 # host listens for the TCP connection. rxe (rdma-core 44's provider, 6.1's
