@@ -188,7 +188,8 @@ static void scire_hdr_every_opcode(struct kunit *test)
 		skb = scire_test_hdr_build(test, op, &wqe, 8, 0);
 		oi = &scire_opcode[op];
 		written = oi->mask & (SCIRE_M_RETH | SCIRE_M_ATMETH | SCIRE_M_IMMDT |
-				      SCIRE_M_IETH | SCIRE_M_DETH) ?
+				      SCIRE_M_IETH | SCIRE_M_DETH |
+				      SCIRE_M_XRCETH) ?
 			  oi->hdr_len : sizeof(struct scire_bth);
 		if (!(oi->mask & SCIRE_M_REQ))
 			KUNIT_EXPECT_EQ_MSG(test, written, 12U, "op 0x%02x", op);

@@ -450,7 +450,7 @@ static void scire_opcode_live_table(struct kunit *test)
 		scire_hdr_init();
 	KUNIT_ASSERT_NOT_NULL(test, scire_opcode);
 	for (op = 0; op < 256; op++) {
-		KUNIT_EXPECT_EQ(test, scire_opcode[op].mask, scire_opcode_mask[op]);
+		KUNIT_EXPECT_EQ(test, scire_opcode[op].mask, scire_opcode_mask_of(op));
 		KUNIT_EXPECT_EQ(test, scire_opcode[op].hdr_len, tbl[op].hdr_len);
 		KUNIT_EXPECT_EQ(test, memcmp(scire_opcode[op].offset, tbl[op].offset,
 					     sizeof(tbl[op].offset)), 0);
