@@ -141,8 +141,9 @@ int scire_dealloc_td(struct ibv_td *ibtd)
 
 /*
  * ibv_open_xrcd(): an XRC domain, shared by the processes that open the
- * same file (the kernel keys it by inode and checks the file's mode, so
- * O_CREAT and access follow the file's permissions). No scire payload.
+ * same file (the kernel keys it by the inode of the fd passed; O_CREAT
+ * makes a domain for a file that has none). Who may open the file may
+ * open the domain. No scire payload.
  */
 struct ibv_xrcd *scire_open_xrcd(struct ibv_context *ibctx,
 				 struct ibv_xrcd_init_attr *attr)
