@@ -363,32 +363,8 @@ static void side_open(struct fz_side *s, const char *dev, int gid_index)
  */
 static void xrc_open(struct fz_side *s)
 {
-	char file[] = "/tmp/scire_fuzz_xrc.XXXXXX";
-	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.oflags = O_CREAT,
-	};
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 64, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
-		.pd = s->pd,
-		.cq = s->cq,
-	};
-
-	s->xrcd_fd = mkstemp(file);
-	if (s->xrcd_fd < 0)
-		t_fatal("mkstemp: %s", t_errname(errno));
-	unlink(file);
-	xa.fd = s->xrcd_fd;
-	s->xrcd = ibv_open_xrcd(s->ctx, &xa);
-	if (!s->xrcd)
-		t_fatal("ibv_open_xrcd: %s", t_errname(errno));
-	sa.xrcd = s->xrcd;
-	s->xsrq = ibv_create_srq_ex(s->ctx, &sa);
-	if (!s->xsrq || ibv_get_srq_num(s->xsrq, &s->xsrqn))
-		t_fatal("XRC SRQ: %s", t_errname(errno));
+	s->xrcd = t_xrcd_tmp(s->ctx, &s->xrcd_fd);
+	s->xsrq = t_xrc_srq(s->ctx, s->xrcd, s->pd, s->cq, 64, 1, &s->xsrqn);
 }
 
 static struct ibv_qp *qp_create(struct fz_side *s, enum ibv_qp_type type)

@@ -837,37 +837,13 @@ static void connect_qps(void)
  */
 static void xrc_setup(struct side *sd)
 {
-	char file[] = "/tmp/scire_integrity_xrc.XXXXXX";
-	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.oflags = O_CREAT,
-	};
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = RQ_DEPTH, .max_sge = max_sge },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
-		.pd = sd->pd,
-		.cq = sd->rcq,
-	};
 	struct ibv_qp_init_attr_ex qa = {
 		.qp_type = IBV_QPT_XRC_RECV,
 		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
 	};
 
-	sd->xrcd_fd = mkstemp(file);
-	if (sd->xrcd_fd < 0)
-		t_fatal("mkstemp: %s", t_errname(errno));
-	unlink(file);
-	xa.fd = sd->xrcd_fd;
-	sd->xrcd = ibv_open_xrcd(sd->ctx, &xa);
-	if (!sd->xrcd)
-		t_fatal("ibv_open_xrcd on %s: %s", sd->dev, t_errname(errno));
-	sa.xrcd = sd->xrcd;
-	sd->srq = ibv_create_srq_ex(sd->ctx, &sa);
-	if (!sd->srq || ibv_get_srq_num(sd->srq, &sd->srqn))
-		t_fatal("XRC SRQ of %d WQEs, %d SGEs on %s: %s", RQ_DEPTH, max_sge, sd->dev,
-			t_errname(errno));
+	sd->xrcd = t_xrcd_tmp(sd->ctx, &sd->xrcd_fd);
+	sd->srq = t_xrc_srq(sd->ctx, sd->xrcd, sd->pd, sd->rcq, RQ_DEPTH, max_sge, &sd->srqn);
 	qa.xrcd = sd->xrcd;
 	sd->tqp = ibv_create_qp_ex(sd->ctx, &qa);
 	if (!sd->tqp)

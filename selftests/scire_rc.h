@@ -11,6 +11,7 @@
 #ifndef SCIRE_RC_H
 #define SCIRE_RC_H
 
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -569,6 +570,62 @@ static inline struct ibv_mr *t_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 		t_fatal("%s: reg_mr of %zu bytes at %p (access %#x): %s", check, len,
 			addr, access, t_errname(errno));
 	return mr;
+}
+
+/* --- XRC (IBA annex A19) ------------------------------------------------------ */
+
+/*
+ * An XRC domain of its own: of a new temporary file, unlinked at once
+ * (the open fd, returned in *fd, keeps the domain's inode). Fatal if it
+ * cannot be made.
+ */
+static inline struct ibv_xrcd *t_xrcd_tmp(struct ibv_context *ctx, int *fd)
+{
+	char file[] = "/tmp/scire_xrcd.XXXXXX";
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.oflags = O_CREAT,
+	};
+	struct ibv_xrcd *xrcd;
+
+	*fd = mkstemp(file);
+	if (*fd < 0)
+		t_fatal("mkstemp for an XRC domain: %s", t_errname(errno));
+	unlink(file);
+	a.fd = *fd;
+	xrcd = ibv_open_xrcd(ctx, &a);
+	if (!xrcd)
+		t_fatal("ibv_open_xrcd: %s", t_errname(errno));
+	return xrcd;
+}
+
+/*
+ * An XRC SRQ of xrcd and pd, completing on cq, of max_wr WQEs of max_sge
+ * SGEs; its number in *srqn. Fatal if it cannot be made.
+ */
+static inline struct ibv_srq *t_xrc_srq(struct ibv_context *ctx, struct ibv_xrcd *xrcd,
+					struct ibv_pd *pd, struct ibv_cq *cq,
+					uint32_t max_wr, uint32_t max_sge, uint32_t *srqn)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = max_wr, .max_sge = max_sge },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+		.pd = pd,
+		.xrcd = xrcd,
+		.cq = cq,
+	};
+	struct ibv_srq *srq = ibv_create_srq_ex(ctx, &a);
+	int ret;
+
+	if (!srq)
+		t_fatal("create an XRC SRQ of %u WQEs, %u SGEs: %s", max_wr, max_sge,
+			t_errname(errno));
+	ret = ibv_get_srq_num(srq, srqn);
+	if (ret)
+		t_fatal("ibv_get_srq_num: %s", t_errname(ret));
+	return srq;
 }
 
 #endif /* SCIRE_RC_H */

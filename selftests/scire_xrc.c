@@ -99,24 +99,7 @@ static int domain_open(const char *file, int oflags, struct ibv_xrcd **xrcd, int
 static struct ibv_srq *xsrq_new(struct ibv_xrcd *xrcd, struct ibv_pd *pd,
 				struct ibv_cq *cq, uint32_t *srqn)
 {
-	struct ibv_srq_init_attr_ex a = {
-		.attr = { .max_wr = 64, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
-		.pd = pd,
-		.xrcd = xrcd,
-		.cq = cq,
-	};
-	struct ibv_srq *srq = ibv_create_srq_ex(ctx, &a);
-	int ret;
-
-	if (!srq)
-		t_fatal("create XRC SRQ: %s", t_errname(errno));
-	ret = ibv_get_srq_num(srq, srqn);
-	if (ret)
-		t_fatal("ibv_get_srq_num: %s", t_errname(ret));
-	return srq;
+	return t_xrc_srq(ctx, xrcd, pd, cq, 64, 1, srqn);
 }
 
 static struct ibv_qp *tgt_new(struct ibv_xrcd *xrcd)
