@@ -132,6 +132,9 @@
  *				mm invalidated (munmap, migration, reclaim).
  * @SCIRE_CNT_ODP_PREFETCHES:	on-demand paging: ibv_advise_mr() SGEs
  *				prefetched.
+ * @SCIRE_CNT_RAW_RX_FRAMES:	Ethernet frames placed in a raw packet QP's
+ *				receive WQE (scire_raw.c).
+ * @SCIRE_CNT_RAW_TX_FRAMES:	Ethernet frames raw packet QPs sent.
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -161,6 +164,8 @@ enum scire_counter {
 	SCIRE_CNT_ODP_FAULTS,
 	SCIRE_CNT_ODP_INVALIDATIONS,
 	SCIRE_CNT_ODP_PREFETCHES,
+	SCIRE_CNT_RAW_RX_FRAMES,
+	SCIRE_CNT_RAW_TX_FRAMES,
 	SCIRE_CNT_MAX,
 };
 
@@ -410,6 +415,22 @@ struct scire_ib_pma_base {
 };
 
 /**
+ * struct scire_raw - a RoCE device's raw Ethernet flow steering.
+ * @lock:	serialises flow creation and destruction (process context).
+ * @flows:	struct scire_flow of every flow, in priority order; changed
+ *		under @lock, read under RCU by the packet handler.
+ * @num_flows:	flows on @flows; the packet handler @tap is installed on
+ *		the netdev while it is non-zero.
+ * @tap:	the ETH_P_ALL packet handler.
+ */
+struct scire_raw {
+	struct mutex lock;	/* see above */
+	struct list_head flows;
+	u32 num_flows;
+	struct packet_type tap;
+};
+
+/**
  * struct scire_dev - one scire ib_device, bound to one Ethernet netdev.
  * @ibdev:	the core device; must stay first (ib_alloc_device).
  * @netdev:	the netdev this device speaks RoCEv2 on; referenced by the core
@@ -465,6 +486,7 @@ struct scire_ib_pma_base {
  *		the port's table (scire_add_gid(), scire_del_gid()).
  * @dgid_cache:	RoCE: per CPU, the last destination GID found in the table
  *		for a received packet (scire_net.c).
+ * @raw:	RoCE: the flows of raw packet QPs (scire_raw.c).
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -508,6 +530,7 @@ struct scire_dev {
 	struct scire_stats __percpu *stats;
 	atomic_t gid_gen;
 	struct scire_dgid_cache __percpu *dgid_cache;
+	struct scire_raw raw;
 };
 
 /*
@@ -1535,6 +1558,15 @@ static inline bool scire_lid_is_mcast(u16 lid)
 	return lid >= be16_to_cpu(IB_MULTICAST_LID_BASE) &&
 	       lid != be16_to_cpu(IB_LID_PERMISSIVE);
 }
+
+/* scire_raw.c */
+struct ib_flow *scire_create_flow(struct ib_qp *ibqp,
+				  struct ib_flow_attr *attr,
+				  struct ib_udata *udata);
+int scire_destroy_flow(struct ib_flow *ibflow);
+int scire_raw_send(struct scire_qp *qp, struct sk_buff *skb);
+void scire_raw_init(struct scire_dev *sdev);
+void scire_raw_cleanup(struct scire_dev *sdev);
 
 /* scire_stats.c */
 struct rdma_hw_stats *scire_alloc_hw_port_stats(struct ib_device *ibdev,

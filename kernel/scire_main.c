@@ -82,6 +82,7 @@ static void scire_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
 	mutex_destroy(&sdev->mcg_lock);
+	scire_raw_cleanup(sdev);
 	scire_dm_release_freed(sdev);
 	mutex_destroy(&sdev->dm_lock);
 	free_percpu(sdev->stats);
@@ -121,6 +122,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.alloc_xrcd = scire_alloc_xrcd,
 	.attach_mcast = scire_attach_mcast,
 	.create_ah = scire_create_ah,
+	.create_flow = scire_create_flow,
 	SCIRE_CREATE_CQ_OPS,
 	.create_qp = scire_create_qp,
 	.create_srq = scire_create_srq,
@@ -135,6 +137,7 @@ static const struct ib_device_ops scire_dev_ops = {
 	.dereg_mr = scire_dereg_mr,
 	.destroy_ah = scire_destroy_ah,
 	.destroy_cq = scire_destroy_cq,
+	.destroy_flow = scire_destroy_flow,
 	.destroy_qp = scire_destroy_qp,
 	.destroy_srq = scire_destroy_srq,
 	.detach_mcast = scire_detach_mcast,
@@ -275,6 +278,7 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &scire_ah_xa_key);
 	mutex_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
+	scire_raw_init(sdev);
 	mutex_init(&sdev->dm_lock);
 	INIT_LIST_HEAD(&sdev->dm_freed);
 	atomic_set(&sdev->num_ah, 0);

@@ -1539,6 +1539,14 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 		if (!udata)
 			return -EOPNOTSUPP;
 		break;
+	case IB_QPT_RAW_PACKET:
+		/*
+		 * User space only, as flows are; the core has checked the
+		 * caller's CAP_NET_RAW, the caller the link type.
+		 */
+		if (!udata)
+			return -EOPNOTSUPP;
+		break;
 	case IB_QPT_XRC_TGT:
 		/*
 		 * The core creates a target as its own object, without udata,
@@ -1670,6 +1678,10 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = scire_qp_check_init(init, udata);
 	/* Only an InfiniBand port has a subnet management interface. */
 	if (!ret && init->qp_type == IB_QPT_SMI && sdev->link != SCIRE_LINK_IB)
+		ret = -EOPNOTSUPP;
+	/* Raw Ethernet frames need an Ethernet port (scire_raw.c). */
+	if (!ret && init->qp_type == IB_QPT_RAW_PACKET &&
+	    sdev->link != SCIRE_LINK_ROCE)
 		ret = -EOPNOTSUPP;
 	if (ret)
 		return ret;

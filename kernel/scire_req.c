@@ -15,6 +15,7 @@
  *
  * Copyright (c) 2026 The scire authors.
  */
+#include <linux/if_vlan.h>
 #include <linux/jiffies.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -137,10 +138,19 @@ static void scire_req_retrans_expired(struct timer_list *t)
 	scire_qp_kick(qp);
 }
 
-/* UD, GSI and SMI: datagrams, never acknowledged (IBA 9.8.2). */
+/* A raw packet QP: each WQE one Ethernet frame, as posted (scire_raw.c). */
+static bool scire_req_is_raw(const struct scire_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RAW_PACKET;
+}
+
+/*
+ * UD, GSI and SMI: datagrams, never acknowledged (IBA 9.8.2); and raw
+ * packet QPs, whose frames are single unacknowledged sends as well.
+ */
 static bool scire_req_is_ud(const struct scire_qp *qp)
 {
-	return scire_qp_is_datagram(qp);
+	return scire_qp_is_datagram(qp) || scire_req_is_raw(qp);
 }
 
 static void scire_req_rnr_expired(struct timer_list *t)
@@ -284,7 +294,10 @@ void scire_req_start(struct scire_qp *qp)
 	 * follows the MTU the requests say they use (scire_pkt_mtu()).
 	 */
 	req->local = false;
-	if (scire_req_is_ud(qp)) {
+	if (scire_req_is_raw(qp)) {
+		/* A whole frame: the netdev's MTU and an 802.1Q header. */
+		req->mtu = READ_ONCE(qp->sdev->netdev->mtu) + VLAN_ETH_HLEN;
+	} else if (scire_req_is_ud(qp)) {
 		req->mtu = ib_mtu_enum_to_int(scire_active_mtu(qp->sdev));
 	} else if (READ_ONCE(scire_fast_path) &&
 		   scire_net_av_local(qp->sdev, &qp->av)) {
@@ -443,6 +456,9 @@ static u8 scire_req_validate(struct scire_qp *qp,
 	if (scire_req_is_ud(qp) && wqe->opcode != SCIRE_WQE_OP_SEND &&
 	    wqe->opcode != SCIRE_WQE_OP_SEND_IMM)
 		return IB_WC_LOC_QP_OP_ERR;
+	/* A frame has nowhere to carry immediate data. */
+	if (scire_req_is_raw(qp) && wqe->opcode != SCIRE_WQE_OP_SEND)
+		return IB_WC_LOC_QP_OP_ERR;
 
 	if (wqe->num_sge > qp->sq.max_sge ||
 	    wqe->num_sge > room / sizeof(*sge) ||
@@ -483,6 +499,8 @@ static u8 scire_req_validate(struct scire_qp *qp,
 			return IB_WC_LOC_QP_OP_ERR;
 		if (scire_req_is_ud(qp) && wqe->inline_len > qp->req.mtu)
 			return IB_WC_LOC_LEN_ERR;
+		if (scire_req_is_raw(qp) && wqe->inline_len < ETH_HLEN)
+			return IB_WC_LOC_LEN_ERR;
 		*len = wqe->inline_len;
 		return IB_WC_SUCCESS;
 	}
@@ -492,6 +510,9 @@ static u8 scire_req_validate(struct scire_qp *qp,
 		return IB_WC_LOC_LEN_ERR;
 	/* A datagram is one packet. */
 	if (scire_req_is_ud(qp) && total > qp->req.mtu)
+		return IB_WC_LOC_LEN_ERR;
+	/* A frame holds at least its Ethernet header. */
+	if (scire_req_is_raw(qp) && total < ETH_HLEN)
 		return IB_WC_LOC_LEN_ERR;
 	if (info->kind == SCIRE_REQ_K_ATOMIC) {
 		/* IBA 9.4.5: one naturally aligned 64-bit remote operand. */
@@ -890,6 +911,37 @@ again:
 }
 
 /*
+ * Send WQE @index of a raw packet QP: its bytes are the frame. Return: 0
+ * (also when the netdev drops it: a NIC completes such a send too),
+ * -ENOMEM, or the status of a local memory error.
+ */
+static int scire_req_raw(struct scire_qp *qp, struct scire_req_tx *tx,
+			 u32 index, u32 len)
+{
+	const struct scire_send_wqe *wqe = scire_req_shadow(&qp->req, index);
+	struct net_device *ndev = qp->sdev->netdev;
+	struct sk_buff *skb;
+	int ret;
+
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len, scire_qp_gfp(qp));
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	if (wqe->flags & SCIRE_WQE_F_INLINE) {
+		skb_put_data(skb, wqe->data, len);
+	} else {
+		ret = scire_req_tx_copy(qp, tx, index, 0, skb_put(skb, len),
+					NULL, len);
+		if (ret) {
+			kfree_skb(skb);
+			return scire_req_mem_status(ret);
+		}
+	}
+	scire_raw_send(qp, skb);
+	return 0;
+}
+
+/*
  * Send the packet at cur_psn of WQE cur and move the cursor past it.
  * Return as scire_req_xmit().
  */
@@ -911,6 +963,21 @@ static int scire_req_send_next(struct scire_qp *qp, struct scire_req_tx *tx)
 	bool ackreq, se;
 	u8 opcode;
 	int ret;
+
+	/* A frame: one send, done when it leaves (as UD's, IBA 9.8.2). */
+	if (scire_req_is_raw(qp)) {
+		ret = scire_req_raw(qp, tx, index, w->len);
+		if (ret)
+			return ret;
+		next = scire_psn(psn + 1);
+		req->cur_psn = next;
+		req->comp_psn = next;
+		req->hi_psn = next;
+		req->cur++;
+		if (qp->sq.consumer == index)
+			scire_comp_retire(qp, IB_WC_SUCCESS, w->len);
+		return 0;
+	}
 
 	if (ud) {
 		/* Looked up per send: the AH may be gone since the post. */

@@ -1463,11 +1463,59 @@ static bool scire_resp_xrc_srq(struct scire_qp *qp, struct sk_buff *skb)
 	return false;
 }
 
+/*
+ * A raw packet QP: the whole frame goes into the next receive WQE, which
+ * completes with its length (scire_raw.c steered it here). As for UD, a
+ * frame that finds no WQE, or one too short for it, is dropped and the
+ * WQE kept (completed with IB_WC_LOC_LEN_ERR if it came from an SRQ):
+ * the sender of a frame must not be able to kill the QP.
+ */
+static void scire_resp_raw(struct scire_qp *qp, struct sk_buff *skb)
+{
+	struct scire_resp *resp = &qp->resp;
+	struct scire_cqe cqe = {};
+	int ret;
+
+	if (scire_resp_get_wqe(qp)) {
+		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
+		return;
+	}
+	ret = scire_pkt_to_sgl(skb, 0, skb->len, resp->sgl);
+	scire_sgl_release(resp->sgl);
+	if (ret == -ENOSPC) {
+		scire_count(qp->sdev, SCIRE_CNT_RX_DROPS, 1);
+		if (qp->srq) {
+			resp->rcv_len = 0;
+			scire_resp_complete_err(qp, IB_WC_LOC_LEN_ERR);
+		}
+		return;
+	}
+	if (ret) {
+		resp->rcv_len = 0;
+		scire_resp_fail(qp, 0, 0, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	cqe.opcode = SCIRE_CQE_OP_RECV;
+	cqe.byte_len = skb->len;
+	if (scire_resp_post(qp, &cqe, false)) {
+		scire_resp_fail(qp, 0, 0, IB_WC_GENERAL_ERR);
+		return;
+	}
+	scire_count(qp->sdev, SCIRE_CNT_RAW_RX_FRAMES, 1);
+}
+
 static void scire_resp_process(struct scire_qp *qp, struct sk_buff *skb)
 {
 	struct scire_pkt *pkt = scire_pkt(skb);
 	u8 transport = pkt->opcode & SCIRE_RESP_TRANSPORT;
 
+	if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET) {
+		if (!scire_resp_live(qp))
+			goto drop;
+		scire_resp_raw(qp, skb);
+		consume_skb(skb);
+		return;
+	}
 	/*
 	 * The receive path validated the packet; check again what a bug
 	 * there would turn into a wild read here.

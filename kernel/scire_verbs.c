@@ -113,6 +113,11 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * its own, so the PD check covers local_dma_lkey too.
 	 */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/* Raw Ethernet QPs and their flows (scire_raw.c): RoCE ports only. */
+	if (sdev->link == SCIRE_LINK_ROCE) {
+		attr->device_cap_flags |= IB_DEVICE_MANAGED_FLOW_STEERING;
+		attr->max_raw_ethy_qp = SCIRE_MAX_QP;
+	}
 	/*
 	 * ODP MRs (kernel/scire_odp.c), explicit and implicit (the whole
 	 * address space), serve every access of every transport on both
