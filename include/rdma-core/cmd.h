@@ -248,6 +248,15 @@ int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
 		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 
 /*
+ * Flow steering: create_flow translates flow_attr's specs into the
+ * kernel's and fills flow_id's context and handle; no driver data here.
+ */
+int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
+			struct ibv_flow_attr *flow_attr, void *ucmd,
+			size_t ucmd_size);
+int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
+
+/*
  * Memory windows: alloc_mw writes cmd's core fields (cmd must not be NULL)
  * and fills context, pd, rkey, handle and type of mw.
  */

@@ -359,6 +359,9 @@ int scire_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int scire_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
+struct ibv_flow *scire_create_flow(struct ibv_qp *ibqp,
+				   struct ibv_flow_attr *attr);
+int scire_destroy_flow(struct ibv_flow *flow);
 
 /* scire_srq.c */
 struct ibv_srq *scire_create_srq(struct ibv_pd *pd,

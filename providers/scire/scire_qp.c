@@ -763,7 +763,8 @@ static int scire_qp_ex_init(struct scire_qp *qp, uint64_t ops)
 
 static bool scire_qp_type_ok(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
+	       type == IBV_QPT_RAW_PACKET;
 }
 
 /*
@@ -811,6 +812,7 @@ static int scire_qp_setup(struct scire_context *ctx, struct scire_qp *qp,
 	qp->sq_caps.uc = qp->vqp.qp.qp_type == IBV_QPT_UC;
 	qp->sq_caps.ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
 	qp->sq_caps.xrc = qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND;
+	qp->sq_caps.raw = qp->vqp.qp.qp_type == IBV_QPT_RAW_PACKET;
 
 	/*
 	 * With an SRQ the kernel maps no RQ: receives go to the SRQ. An XRC
@@ -986,7 +988,8 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 	struct scire_create_qp_ex_cmd_resp resp = {};
 	struct scire_sq_caps caps = { .uc = attr->qp_type == IBV_QPT_UC,
 				      .ud = attr->qp_type == IBV_QPT_UD,
-				      .xrc = attr->qp_type == IBV_QPT_XRC_SEND };
+				      .xrc = attr->qp_type == IBV_QPT_XRC_SEND,
+				      .raw = attr->qp_type == IBV_QPT_RAW_PACKET };
 	bool xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
 	uint64_t ops = 0;
 	struct scire_qp *qp;
@@ -1099,6 +1102,41 @@ int scire_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask
 		scire_wq_unlock(&qp->rq);
 		scire_qp_clean_cqs(ibqp);
 	}
+	return 0;
+}
+
+/*
+ * ibv_create_flow(): steer received Ethernet frames to a raw packet QP.
+ * The kernel does the steering (kernel/scire_raw.c); the flow is only a
+ * handle here.
+ */
+struct ibv_flow *scire_create_flow(struct ibv_qp *ibqp,
+				   struct ibv_flow_attr *attr)
+{
+	struct ibv_flow *flow;
+	int ret;
+
+	flow = calloc(1, sizeof(*flow));
+	if (!flow) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_create_flow(ibqp, flow, attr, NULL, 0);
+	if (ret) {
+		free(flow);
+		errno = ret;
+		return NULL;
+	}
+	return flow;
+}
+
+int scire_destroy_flow(struct ibv_flow *flow)
+{
+	int ret = ibv_cmd_destroy_flow(flow);
+
+	if (ret)
+		return ret;
+	free(flow);
 	return 0;
 }
 

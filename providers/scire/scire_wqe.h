@@ -158,6 +158,7 @@ struct scire_sq_caps {
 	bool uc;		/* a UC QP: RC-only opcodes are refused */
 	bool ud;		/* a UD QP: sends only, each with an address */
 	bool xrc;		/* an XRC send QP: each WQE names a remote SRQ */
+	bool raw;		/* a raw packet QP: SENDs of whole frames only */
 };
 
 /* Can a QP with these caps post WQE opcode op at all? */
@@ -168,6 +169,9 @@ static inline bool scire_op_allowed(const struct scire_sq_caps *caps,
 
 	if (!info || !(info->props & SCIRE_OPP_USER))
 		return false;
+	/* A frame has nowhere to carry immediate data or an address. */
+	if (caps->raw)
+		return op == SCIRE_WQE_OP_SEND;
 	if (caps->ud)
 		return (info->props & SCIRE_OPP_UD) != 0;
 	return !caps->uc || (info->props & SCIRE_OPP_UC);

@@ -479,6 +479,38 @@ static void test_ud(void)
 	CHECK_EQ(u64_at(slot.b, 32), 0);
 }
 
+/* A raw packet QP: a SEND of the frame's bytes, nothing else, no address. */
+static void test_raw(void)
+{
+	static const struct scire_sq_caps raw_caps = { .max_sge = 4, .raw = true };
+	struct ibv_sge sge = { .addr = 0x7000, .length = 60, .lkey = 0x41 };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x66, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	static const enum ibv_wr_opcode not_raw[] = {
+		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
+		IBV_WR_SEND_WITH_INV,
+	};
+	size_t i;
+
+	CHECK_EQ(encode(&raw_caps, &wr), 0);
+	CHECK_EQ(u8_at(slot.b, 8), 0);				/* SEND */
+	CHECK_EQ(u64_at(slot.b, 24), 0);			/* no UD address */
+	CHECK_EQ(u64_at(slot.b, 32), 0);
+	CHECK_EQ(u64_at(slot.b, 64), 0x7000);
+	check_reserved();
+	for (i = 0; i < sizeof(not_raw) / sizeof(not_raw[0]); i++) {
+		wr.opcode = not_raw[i];
+		CHECK(encode(&raw_caps, &wr) == EINVAL,
+		      "opcode %d accepted on a raw packet QP", not_raw[i]);
+	}
+	CHECK(scire_op_allowed(&raw_caps, SCIRE_WQE_OP_SEND), "raw SEND refused");
+	CHECK(!scire_op_allowed(&raw_caps, SCIRE_WQE_OP_SEND_IMM),
+	      "raw SEND_IMM allowed");
+}
+
 static void test_recv(void)
 {
 	union {
@@ -569,6 +601,7 @@ int main(void)
 	test_inline();
 	test_bad_requests();
 	test_ud();
+	test_raw();
 	test_recv();
 	test_ring();
 
