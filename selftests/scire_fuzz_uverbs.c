@@ -11,9 +11,10 @@
  *     completion channel, resized, armed), MRs (on-demand paging ones, and
  *     dma-buf MRs over a udmabuf of the worker's where the kernel has
  *     /dev/udmabuf), MWs (bound by type 1 and
- *     type 2 binds), SRQs (XRC SRQs too), RC/UC/UD QPs, XRC send and
- *     receive QPs in the worker's XRC domain, and AHs with random
- *     attributes;
+ *     type 2 binds), SRQs (XRC SRQs too), RC/UC/UD and raw packet QPs,
+ *     XRC send and receive QPs in the worker's XRC domain, AHs, and flows
+ *     (ibv_create_flow, on any QP, with random types, priorities, flags
+ *     and ETH/IPv4/IPv6/TCP/UDP specs) with random attributes;
  *     modify_qp along the valid path to RTS between the worker's own QPs
  *     and with random states, masks and attribute values; post sends and
  *     receives with random opcodes and SGEs and poll the CQs;
@@ -214,6 +215,7 @@ struct fz_mr {
 struct fz_qp {
 	struct ibv_qp *qp;
 	enum ibv_qp_type type;
+	struct ibv_flow *flow[2];
 };
 
 /* An object created by a raw call: libibverbs knows nothing of it. */
@@ -1593,7 +1595,8 @@ static void v_srq(void)
 
 static void v_create_qp(int i)
 {
-	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD,
+						  IBV_QPT_RAW_PACKET };
 	struct ibv_qp_init_attr a = { 0 };
 	struct ibv_pd *pd = any_pd();
 	int s = PICK(srqs, 1);
@@ -1603,7 +1606,7 @@ static void v_create_qp(int i)
 	if (!pd || !a.send_cq || !a.recv_cq)
 		return;
 	step("create_qp");
-	a.qp_type = types[t_rand_below(3)];
+	a.qp_type = types[t_rand_below(4)];
 	if (s >= 0 && t_one_in(3))
 		a.srq = srqs[s];
 	a.cap.max_send_wr = t_one_in(8) ? nasty32() : t_rand_range(1, 64);
@@ -1654,6 +1657,17 @@ static void v_connect_qp(struct fz_qp *q)
 	a.port_num = 1;
 	a.qp_access_flags = T_RC_ACCESS | IBV_ACCESS_LOCAL_WRITE;
 	a.qkey = 0x11110000;
+	/* A raw packet QP takes a port on the way to INIT, nothing after. */
+	if (q->type == IBV_QPT_RAW_PACKET) {
+		if (!verb(ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PORT)))
+			return;
+		a.qp_state = IBV_QPS_RTR;
+		if (!verb(ibv_modify_qp(q->qp, &a, IBV_QP_STATE)))
+			return;
+		a.qp_state = IBV_QPS_RTS;
+		verb(ibv_modify_qp(q->qp, &a, IBV_QP_STATE));
+		return;
+	}
 	if (!verb(ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				(q->type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS))))
 		return;
@@ -1751,6 +1765,66 @@ static void v_qp(void)
 			maps_dirty = 1;
 		}
 	}
+}
+
+/*
+ * A flow of random type, priority and flags with up to four specs of the
+ * kinds scire steers by, values and masks random or all-ones, on any QP
+ * (only raw packet QPs take one); or a flow of the QP destroyed.
+ */
+static void v_flow(void)
+{
+	static const enum ibv_flow_spec_type kinds[] = {
+		IBV_FLOW_SPEC_ETH, IBV_FLOW_SPEC_IPV4, IBV_FLOW_SPEC_IPV4_EXT,
+		IBV_FLOW_SPEC_IPV6, IBV_FLOW_SPEC_TCP, IBV_FLOW_SPEC_UDP,
+	};
+	union {
+		struct ibv_flow_attr attr;
+		uint8_t b[sizeof(struct ibv_flow_attr) + 4 * sizeof(struct ibv_flow_spec_ipv6)];
+	} u;
+	int i = PICK(qps, 1), k = t_rand_below(2), n, j;
+	uint8_t *p = u.b + sizeof(u.attr);
+
+	if (i < 0)
+		return;
+	if (qps[i].flow[k]) {
+		step("destroy_flow");
+		if (verb(ibv_destroy_flow(qps[i].flow[k])))
+			qps[i].flow[k] = NULL;
+		return;
+	}
+	memset(&u, 0, sizeof(u));
+	u.attr.type = t_one_in(8) ? t_rand_below(8) : t_rand_below(4);
+	u.attr.priority = t_one_in(4) ? nasty32() : t_rand_below(4);
+	u.attr.flags = t_one_in(4) ? t_rand_below(8) : 0;
+	u.attr.port = t_one_in(8) ? t_rand_below(4) : 1;
+	n = u.attr.type == IBV_FLOW_ATTR_NORMAL || t_one_in(8) ? t_rand_below(5) : 0;
+	for (j = 0; j < n; j++) {
+		enum ibv_flow_spec_type kind = kinds[t_rand_below(6)];
+		/* Every ibv_flow_spec_* starts so. */
+		struct { enum ibv_flow_spec_type type; uint16_t size; } *h = (void *)p;
+		size_t size;
+
+		switch (kind) {
+		case IBV_FLOW_SPEC_ETH: size = sizeof(struct ibv_flow_spec_eth); break;
+		case IBV_FLOW_SPEC_IPV4: size = sizeof(struct ibv_flow_spec_ipv4); break;
+		case IBV_FLOW_SPEC_IPV4_EXT: size = sizeof(struct ibv_flow_spec_ipv4_ext); break;
+		case IBV_FLOW_SPEC_IPV6: size = sizeof(struct ibv_flow_spec_ipv6); break;
+		default: size = sizeof(struct ibv_flow_spec_tcp_udp); break;
+		}
+		t_rand_fill(p, size);
+		/* Half the time the masks are all ones: exact matches. */
+		if (t_one_in(2))
+			memset(p + sizeof(*h) + (size - sizeof(*h)) / 2, 0xff,
+			       (size - sizeof(*h)) / 2);
+		h->type = kind;
+		h->size = size;
+		p += size;
+	}
+	u.attr.num_of_specs = n;
+	u.attr.size = p - u.b;
+	step("create_flow");
+	qps[i].flow[k] = verbp(ibv_create_flow(qps[i].qp, &u.attr));
 }
 
 static void v_ah(void)
@@ -2046,6 +2120,11 @@ static void worker_teardown(void)
 			raw_forget(i);
 		}
 	}
+	/* A flow holds its QP. */
+	for (i = 0; i < NOBJ; i++)
+		for (pass = 0; pass < 2; pass++)
+			if (qps[i].flow[pass] && verb(ibv_destroy_flow(qps[i].flow[pass])))
+				qps[i].flow[pass] = NULL;
 	for (i = 0; i < NOBJ; i++)
 		if (qps[i].qp && verb(ibv_destroy_qp(qps[i].qp)))
 			qps[i].qp = NULL;
@@ -2139,7 +2218,8 @@ static int worker(const char *dev, long life)
 		case 34: v_bind_mw_type1(); break;
 		case 35: v_post_recv(); break;
 		case 36 ... 37: v_poll(); break;
-		default: v_query(); break;	/* 38, 39 */
+		case 38: v_flow(); break;
+		default: v_query(); break;	/* 39 */
 		}
 	}
 	worker_teardown();
