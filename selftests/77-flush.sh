@@ -3,7 +3,8 @@
 #
 # IBA 1.5 RDMA FLUSH (scire_flush.py, through pyverbs' ibv_wr_flush()): a
 # FLUSH of a written range and of a whole region completes, bursts beyond
-# max_rd_atomic complete in order; persistence to an MR that grants only
+# max_rd_atomic complete in order, WRITEs each followed by a FLUSH leave
+# exactly the bytes written at every path MTU; persistence to an MR that grants only
 # global visibility, a range past the MR, a wrong rkey and a QP without
 # the FLUSH rights are refused with the statuses rdma_rxe gives, and
 # change no byte; an MR over ordinary memory is refused the persistence
