@@ -36,6 +36,11 @@
 
 /* QPs one frame is delivered to at most; further matches are dropped. */
 #define SCIRE_RAW_FANOUT	16
+/*
+ * Flows a device may have: each costs a walk step for every frame of the
+ * netdev, and kernel memory, whoever holds CAP_NET_RAW.
+ */
+#define SCIRE_RAW_MAX_FLOWS	1024
 
 /*
  * The fields of a frame the specs can name, in the layout of the core's
@@ -445,7 +450,7 @@ static void scire_raw_flow_link(struct scire_dev *sdev,
  * Return: the flow; ERR_PTR(-EOPNOTSUPP) for a QP that is not raw packet,
  * an InfiniBand port, an egress flow or a spec type not offered;
  * -EINVAL for specs on a default or sniffer flow, or a non-empty @udata;
- * -ENOMEM; -ENODEV when the netdev is going away.
+ * -ENOMEM, also when the device has SCIRE_RAW_MAX_FLOWS flows.
  */
 struct ib_flow *scire_create_flow(struct ib_qp *ibqp,
 				  struct ib_flow_attr *attr,
@@ -493,6 +498,11 @@ struct ib_flow *scire_create_flow(struct ib_qp *ibqp,
 	flow->dont_trap = attr->flags & IB_FLOW_ATTR_FLAGS_DONT_TRAP;
 
 	mutex_lock(&sdev->raw.lock);
+	if (sdev->raw.num_flows >= SCIRE_RAW_MAX_FLOWS) {
+		mutex_unlock(&sdev->raw.lock);
+		ret = -ENOMEM;
+		goto err;
+	}
 	if (!sdev->raw.num_flows) {
 		sdev->raw.tap.type = htons(ETH_P_ALL);
 		sdev->raw.tap.dev = sdev->netdev;
@@ -565,8 +575,10 @@ int scire_raw_send(struct scire_qp *qp, struct sk_buff *skb)
 	skb->dev = ndev;
 	skb_reset_mac_header(skb);
 	skb->protocol = eth_hdr(skb)->h_proto;
-	skb_set_network_header(skb, eth_type_vlan(skb->protocol) ?
-			       VLAN_ETH_HLEN : ETH_HLEN);
+	/* Within the frame even when a short one claims a tag. */
+	skb_set_network_header(skb, min_t(u32, len,
+					  eth_type_vlan(skb->protocol) ?
+					  VLAN_ETH_HLEN : ETH_HLEN));
 	if (READ_ONCE(sdev->raw.num_flows)) {
 		rcu_read_lock();
 		scire_raw_deliver(sdev, skb, 0, false, qp, in_softirq());
