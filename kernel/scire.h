@@ -487,6 +487,8 @@ struct scire_raw {
  * @dgid_cache:	RoCE: per CPU, the last destination GID found in the table
  *		for a received packet (scire_net.c).
  * @raw:	RoCE: the flows of raw packet QPs (scire_raw.c).
+ * @num_wq:	live receive WQs, bounded by SCIRE_MAX_SRQ.
+ * @wq_next:	numbers of WQs and indirection tables.
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -531,6 +533,8 @@ struct scire_dev {
 	atomic_t gid_gen;
 	struct scire_dgid_cache __percpu *dgid_cache;
 	struct scire_raw raw;
+	atomic_t num_wq;
+	atomic_t wq_next;
 };
 
 /*
@@ -1046,6 +1050,7 @@ struct scire_qp_ref {
  * @sq:		the send queue ring.
  * @rq:		the receive queue ring (unused with @srq).
  * @srq:	the SRQ, or NULL.
+ * @rss:	an RSS QP's hash and indirection table (scire_rwq.c), or NULL.
  * @scq:	send CQ.
  * @rcq:	receive CQ.
  * @work:	the QP's one execution context: receive processing,
@@ -1101,6 +1106,7 @@ struct scire_qp {
 	struct scire_wq sq;
 	struct scire_wq rq;
 	struct scire_srq *srq;
+	struct scire_rss *rss;
 	struct scire_cq *scq;
 	struct scire_cq *rcq;
 
@@ -1508,6 +1514,7 @@ void scire_qp_sq_drained(struct scire_qp *qp);
 void scire_qp_sq_error(struct scire_qp *qp);
 int scire_qp_doorbell(struct scire_qp *qp, u32 flags);
 int scire_rq_take(struct scire_qp *qp, struct scire_recv_wqe *rwqe);
+int scire_wq_take(struct scire_wq *wq, struct scire_recv_wqe *rwqe, u32 *left);
 void scire_rq_flush(struct scire_qp *qp);
 void scire_rq_shape(struct scire_wq *wq, u32 max_wr, u32 max_sge);
 int scire_wq_alloc(struct scire_wq *wq, struct ib_udata *udata);
@@ -1567,6 +1574,69 @@ int scire_destroy_flow(struct ib_flow *ibflow);
 int scire_raw_send(struct scire_qp *qp, struct sk_buff *skb);
 void scire_raw_init(struct scire_dev *sdev);
 void scire_raw_cleanup(struct scire_dev *sdev);
+
+/* scire_rwq.c */
+/* Indirection tables hold at most 2^this WQs. */
+#define SCIRE_RSS_MAX_LOG_TABLE	8
+
+/**
+ * struct scire_rwq - a receive work queue (ibv_create_wq()).
+ * @ibwq:	the core's WQ; the core fills in its PD and CQ.
+ * @rq:		its receive ring; rq.lock serialises taking WQEs.
+ * @sdev:	the device.
+ * @state:	enum ib_wq_state; frames are placed only in IB_WQS_RDY.
+ * @mutex:	serialises the work item and state changes.
+ * @rxq:	frames the RSS hash sent here, waiting for @work.
+ * @work:	places @rxq's frames (process context: ODP MRs may fault).
+ * @wqe:	kernel copy of the WQE being filled (SCIRE_RECV_WQE_MAX_SIZE).
+ */
+struct scire_rwq {
+	struct ib_wq ibwq;
+	struct scire_wq rq;
+	struct scire_dev *sdev;
+	enum ib_wq_state state;
+	struct mutex mutex;	/* see above */
+	struct sk_buff_head rxq;
+	struct work_struct work;
+	struct scire_recv_wqe *wqe;
+};
+
+/**
+ * struct scire_rwq_ind_table - an indirection table of WQs; the core's
+ * object holds all there is (the WQs, their number).
+ * @ibtbl:	the core's table.
+ */
+struct scire_rwq_ind_table {
+	struct ib_rwq_ind_table ibtbl;
+};
+
+/**
+ * struct scire_rss - the hash of an RSS QP (a raw packet QP over an
+ * indirection table).
+ * @key:	the Toeplitz key.
+ * @fields:	SCIRE_RX_HASH_* to hash.
+ * @tbl:	the indirection table; the core holds it for the QP.
+ */
+struct scire_rss {
+	u8 key[SCIRE_RSS_KEY_LEN];
+	u64 fields;
+	struct ib_rwq_ind_table *tbl;
+};
+
+struct ib_wq *scire_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr *attr,
+			      struct ib_udata *udata);
+int scire_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata);
+int scire_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
+		    struct ib_udata *udata);
+int scire_create_rwq_ind_table(struct ib_rwq_ind_table *ibtbl,
+			       struct ib_rwq_ind_table_init_attr *attr,
+			       struct ib_udata *udata);
+int scire_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl);
+void scire_rwq_flush(struct scire_rwq *rwq);
+int scire_rss_parse(struct scire_qp *qp, struct ib_rwq_ind_table *tbl,
+		    struct ib_udata *udata);
+u32 scire_rss_hash(const struct scire_rss *rss, const struct sk_buff *skb);
+void scire_rss_deliver(struct scire_qp *qp, struct sk_buff *skb);
 
 /* scire_stats.c */
 struct rdma_hw_stats *scire_alloc_hw_port_stats(struct ib_device *ibdev,

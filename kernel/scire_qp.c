@@ -702,12 +702,16 @@ int scire_qp_doorbell(struct scire_qp *qp, u32 flags)
 	return 0;
 }
 
-/*
- * Take one WQE from @wq (see scire_rq_take()); *@left is set to the WQEs
- * still posted after it. Caller serialises the consumers of @wq.
+/**
+ * scire_wq_take() - take one WQE from a receive ring.
+ * @wq: an RQ, SRQ or receive WQ ring.
+ * @rwqe: filled as by scire_rq_take().
+ * @left: set to the WQEs still posted after it.
+ *
+ * Context: any; the caller serialises the consumers of @wq.
+ * Return: as scire_rq_take().
  */
-static int scire_wq_take(struct scire_wq *wq, struct scire_recv_wqe *rwqe,
-			 u32 *left)
+int scire_wq_take(struct scire_wq *wq, struct scire_recv_wqe *rwqe, u32 *left)
 {
 	const struct scire_recv_wqe *slot;
 	u32 prod, cons;
@@ -1321,6 +1325,9 @@ int scire_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EINVAL;
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
+	/* An RSS QP has no state: its WQs' states are what counts. */
+	if (qp->rss)
+		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->mutex);
 	/* Only the data path changes the state now, and only to ERR. */
@@ -1567,7 +1574,8 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->rwq_ind_tbl ||
+	if (init->create_flags ||
+	    (init->rwq_ind_tbl && init->qp_type != IB_QPT_RAW_PACKET) ||
 	    (init->xrcd && init->qp_type != IB_QPT_XRC_TGT))
 		return -EOPNOTSUPP;
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
@@ -1576,6 +1584,14 @@ static int scire_qp_check_init(const struct ib_qp_init_attr *init,
 	/* XRC: an initiator has a send CQ only, a target no CQ (annex A19). */
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return 0;
+	/*
+	 * RSS: a raw packet QP over an indirection table receives through
+	 * the table's WQs only; no CQ, no queue. Its request is its hash
+	 * (scire_rss_parse()).
+	 */
+	if (init->rwq_ind_tbl)
+		return udata->outlen < sizeof(struct scire_create_qp_resp) ?
+		       -EINVAL : 0;
 	if (!init->send_cq ||
 	    (!init->recv_cq && init->qp_type != IB_QPT_XRC_INI))
 		return -EINVAL;
@@ -1719,16 +1735,17 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * to (post_send, post_recv and the doorbell refuse them): one empty
 	 * kernel slot each keeps every ring walk valid.
 	 */
-	if (init->qp_type == IB_QPT_XRC_TGT)
+	if (init->qp_type == IB_QPT_XRC_TGT || init->rwq_ind_tbl)
 		scire_sq_shape(&qp->sq, 1, 0, 0);
 	else
 		scire_sq_shape(&qp->sq, cap->max_send_wr, cap->max_send_sge,
 			       cap->max_inline_data);
-	ret = scire_wq_alloc(&qp->sq, init->qp_type == IB_QPT_XRC_TGT ?
-				      NULL : udata);
+	ret = scire_wq_alloc(&qp->sq,
+			     init->qp_type == IB_QPT_XRC_TGT || init->rwq_ind_tbl ?
+			     NULL : udata);
 	if (ret)
 		goto err_mutex;
-	if (scire_qp_is_xrc(qp)) {
+	if (scire_qp_is_xrc(qp) || init->rwq_ind_tbl) {
 		scire_rq_shape(&qp->rq, 1, 0);
 		ret = scire_wq_alloc(&qp->rq, NULL);
 		if (ret)
@@ -1738,6 +1755,12 @@ int scire_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = scire_wq_alloc(&qp->rq, udata);
 		if (ret)
 			goto err_sq;
+	}
+
+	if (init->rwq_ind_tbl) {
+		ret = scire_rss_parse(qp, init->rwq_ind_tbl, udata);
+		if (ret)
+			goto err_rq;
 	}
 
 	/* Reserved, not yet published: lookups from the wire see nothing. */
@@ -1793,6 +1816,7 @@ err_req:
 err_xa:
 	xa_erase(&sdev->qp_xa, qpn);
 err_rq:
+	kfree(qp->rss);
 	scire_wq_free(&qp->rq);
 err_sq:
 	scire_wq_free(&qp->sq);
@@ -1836,6 +1860,7 @@ int scire_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	scire_resp_cleanup(qp);
 	scire_req_cleanup(qp);
+	kfree(qp->rss);
 	scire_wq_free(&qp->rq);
 	scire_wq_free(&qp->sq);
 	mutex_unlock(&qp->mutex);

@@ -354,7 +354,11 @@ static void scire_raw_deliver(struct scire_dev *sdev, struct sk_buff *skb,
 		memset(scire_pkt(copy), 0, sizeof(struct scire_pkt));
 		scire_pkt(copy)->sdev = sdev;
 		scire_pkt(copy)->paylen = copy->len;
-		scire_qp_rcv(qp, copy, NULL, bh);
+		/* An RSS QP spreads its frames over its table's WQs. */
+		if (qp->rss)
+			scire_rss_deliver(qp, copy);
+		else
+			scire_qp_rcv(qp, copy, NULL, bh);
 		scire_qp_put(qp);
 	}
 }

@@ -117,6 +117,12 @@ int scire_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	if (sdev->link == SCIRE_LINK_ROCE) {
 		attr->device_cap_flags |= IB_DEVICE_MANAGED_FLOW_STEERING;
 		attr->max_raw_ethy_qp = SCIRE_MAX_QP;
+		/* RSS over receive WQs (scire_rwq.c). */
+		attr->max_wq_type_rq = SCIRE_MAX_SRQ;
+		attr->rss_caps.supported_qpts = BIT(IB_QPT_RAW_PACKET);
+		attr->rss_caps.max_rwq_indirection_tables = SCIRE_MAX_SRQ;
+		attr->rss_caps.max_rwq_indirection_table_size =
+			1U << SCIRE_RSS_MAX_LOG_TABLE;
 	}
 	/*
 	 * ODP MRs (kernel/scire_odp.c), explicit and implicit (the whole

@@ -454,6 +454,57 @@ struct scire_create_srq_resp {
 };
 
 /*
+ * struct scire_create_wq_resp - UHW response of CREATE_WQ (a receive work
+ * queue for RSS; no request).
+ * @mmap_offset, @mmap_size:	the WQ's ring mapping (an RQ ring).
+ * @wq_num:		the WQ's number (qp_num of its completions).
+ * @num_entries:	slots (power of two, >= max_wr).
+ * @wqe_size:		bytes per slot (power of two).
+ * @max_sge:		SGEs per WQE.
+ */
+struct scire_create_wq_resp {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 wq_num;
+	__u32 num_entries;
+	__u32 wqe_size;
+	__u32 max_sge;
+};
+
+/* RSS: the Toeplitz hash over a 40-byte key (IBV_RX_HASH_FUNC_TOEPLITZ). */
+#define SCIRE_RX_HASH_FUNC_TOEPLITZ	1
+#define SCIRE_RSS_KEY_LEN		40
+/* The fields it can hash: enum ibv_rx_hash_fields' values. */
+#define SCIRE_RX_HASH_SRC_IPV4		(1ULL << 0)
+#define SCIRE_RX_HASH_DST_IPV4		(1ULL << 1)
+#define SCIRE_RX_HASH_SRC_IPV6		(1ULL << 2)
+#define SCIRE_RX_HASH_DST_IPV6		(1ULL << 3)
+#define SCIRE_RX_HASH_SRC_PORT_TCP	(1ULL << 4)
+#define SCIRE_RX_HASH_DST_PORT_TCP	(1ULL << 5)
+#define SCIRE_RX_HASH_SRC_PORT_UDP	(1ULL << 6)
+#define SCIRE_RX_HASH_DST_PORT_UDP	(1ULL << 7)
+#define SCIRE_RX_HASH_FIELDS		0xffULL
+
+/*
+ * struct scire_create_qp_rss - UHW request of CREATE_QP for a raw packet
+ * QP over an indirection table (ibv_create_qp_ex() with
+ * IBV_QP_INIT_ATTR_RX_HASH and IBV_QP_INIT_ATTR_IND_TABLE): its hash. Any
+ * other QP takes no request.
+ * @rx_hash_fields_mask:	SCIRE_RX_HASH_* (IBV_RX_HASH_*).
+ * @rx_hash_function:		SCIRE_RX_HASH_FUNC_TOEPLITZ.
+ * @rx_hash_key_len:		SCIRE_RSS_KEY_LEN.
+ * @reserved:			zero.
+ * @rx_hash_key:		the key.
+ */
+struct scire_create_qp_rss {
+	__aligned_u64 rx_hash_fields_mask;
+	__u8 rx_hash_function;
+	__u8 rx_hash_key_len;
+	__u8 reserved[6];
+	__u8 rx_hash_key[SCIRE_RSS_KEY_LEN];
+};
+
+/*
  * scire's own uverbs tree (ib_device.driver_def). Ids live in the driver
  * namespace (UVERBS_ID_NS_SHIFT is 12 in <rdma/ib_user_ioctl_cmds.h>).
  */
