@@ -98,6 +98,8 @@ VERBS_LEGACY_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 VERBS_LEGACY_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
 VERBS_LEGACY_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
 VERBS_LEGACY_CMD(ibv_open_qp, ib_uverbs_open_qp);
+VERBS_EX_CMD(ibv_create_wq, ib_uverbs_ex_create_wq);
+VERBS_EX_CMD(ibv_modify_wq, ib_uverbs_ex_modify_wq);
 
 /*
  * Sizes as measured against rdma-core v44.0 (reference table, §1.10); they
@@ -120,6 +122,8 @@ _Static_assert(sizeof(struct ibv_create_srq) == 40, "ibv_create_srq size");
 _Static_assert(sizeof(struct ibv_modify_srq) == 24, "ibv_modify_srq size");
 _Static_assert(sizeof(struct ibv_query_srq) == 24, "ibv_query_srq size");
 _Static_assert(sizeof(struct ibv_alloc_mw) == 24, "ibv_alloc_mw size");
+_Static_assert(sizeof(struct ibv_create_wq) == 64, "ibv_create_wq size");
+_Static_assert(sizeof(struct ibv_modify_wq) == 48, "ibv_modify_wq size");
 _Static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8, "get_context resp");
 _Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
 _Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
@@ -246,6 +250,26 @@ int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
 		    int vqp_sz, struct ibv_qp_open_attr *attr,
 		    struct ibv_open_qp *cmd, size_t cmd_size,
 		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+
+/*
+ * Receive work queues and their indirection tables (RSS). create_wq fills
+ * the ibv_wq's context, handle, wq_num and the caller's attr (max_wr,
+ * max_sge); the table calls fill the ibv_rwq_ind_table.
+ */
+int ibv_cmd_create_wq(struct ibv_context *context,
+		      struct ibv_wq_init_attr *wq_init_attr, struct ibv_wq *wq,
+		      struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr,
+		      struct ibv_modify_wq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_wq(struct ibv_wq *wq);
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size);
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
 
 /*
  * Flow steering: create_flow translates flow_attr's specs into the

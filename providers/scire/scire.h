@@ -51,6 +51,8 @@ VERBS_DRV_RESP(scire_create_srq_cmd_resp, ib_uverbs_create_srq_resp,
 	       scire_create_srq_resp);
 VERBS_DRV_RESP(scire_create_ah_cmd_resp, ib_uverbs_create_ah_resp,
 	       scire_create_ah_resp);
+VERBS_DRV_RESP(scire_create_wq_cmd_resp, ib_uverbs_ex_create_wq_resp,
+	       scire_create_wq_resp);
 
 struct scire_device {
 	struct verbs_device vdev;
@@ -199,6 +201,12 @@ struct scire_srq {
 	struct verbs_srq vsrq;		/* must be first: srq is what we hand out */
 	struct scire_wq rq;
 	uint32_t srqn;
+};
+
+/* A receive work queue (ibv_create_wq()): a receive ring of its own. */
+struct scire_rwq {
+	struct ibv_wq ibwq;		/* must be first: wq is what we hand out */
+	struct scire_wq rq;
 };
 
 static inline struct scire_context *to_scire_ctx(struct ibv_context *ibctx)
@@ -362,6 +370,16 @@ int scire_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 struct ibv_flow *scire_create_flow(struct ibv_qp *ibqp,
 				   struct ibv_flow_attr *attr);
 int scire_destroy_flow(struct ibv_flow *flow);
+
+/* scire_rwq.c */
+struct ibv_wq *scire_create_wq(struct ibv_context *ibctx,
+			       struct ibv_wq_init_attr *attr);
+int scire_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr);
+int scire_destroy_wq(struct ibv_wq *ibwq);
+struct ibv_rwq_ind_table *
+scire_create_rwq_ind_table(struct ibv_context *ibctx,
+			   struct ibv_rwq_ind_table_init_attr *attr);
+int scire_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
 
 /* scire_srq.c */
 struct ibv_srq *scire_create_srq(struct ibv_pd *pd,

@@ -959,7 +959,80 @@ err_free:
 /* Everything create_qp_ex can honour; the rest is EOPNOTSUPP. */
 #define SCIRE_QP_INIT_ATTR_MASK						\
 	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |			\
-	 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+	 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | \
+	 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)
+
+/* CREATE_QP with scire's request: an RSS QP's hash. */
+VERBS_FAM_NESTED_BEGIN
+struct scire_create_qp_rss_cmd {
+	struct ibv_create_qp_ex ibv_cmd;
+	struct scire_create_qp_rss drv_payload;
+};
+VERBS_FAM_NESTED_END
+_Static_assert(offsetof(struct scire_create_qp_rss_cmd, drv_payload) ==
+	       sizeof(struct ibv_create_qp_ex), "no padding before the request");
+
+/*
+ * An RSS QP (as mlx5 offers them): a raw packet QP over an
+ * indirection table of WQs, with a Toeplitz hash. It has no queues and
+ * no CQs, and receives only, through the table's WQs.
+ */
+static bool scire_qp_rss_attr_ok(const struct ibv_qp_init_attr_ex *attr)
+{
+	const struct ibv_rx_hash_conf *h = &attr->rx_hash_conf;
+
+	return attr->qp_type == IBV_QPT_RAW_PACKET &&
+	       (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd &&
+	       (attr->comp_mask & IBV_QP_INIT_ATTR_RX_HASH) &&
+	       attr->rwq_ind_tbl && !attr->srq &&
+	       h->rx_hash_key_len == SCIRE_RSS_KEY_LEN && h->rx_hash_key;
+}
+
+static struct ibv_qp *scire_create_rss_qp(struct ibv_context *ibctx,
+					  struct ibv_qp_init_attr_ex *attr)
+{
+	struct scire_context *ctx = to_scire_ctx(ibctx);
+	struct scire_create_qp_ex_cmd_resp resp = {};
+	struct scire_create_qp_rss_cmd cmd = {};
+	struct scire_qp *qp;
+	int ret;
+
+	if (!scire_qp_rss_attr_ok(attr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->rx_hash_conf.rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ ||
+	    (attr->rx_hash_conf.rx_hash_fields_mask & ~SCIRE_RX_HASH_FIELDS) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cmd.drv_payload.rx_hash_fields_mask = attr->rx_hash_conf.rx_hash_fields_mask;
+	cmd.drv_payload.rx_hash_function = attr->rx_hash_conf.rx_hash_function;
+	cmd.drv_payload.rx_hash_key_len = attr->rx_hash_conf.rx_hash_key_len;
+	memcpy(cmd.drv_payload.rx_hash_key, attr->rx_hash_conf.rx_hash_key,
+	       SCIRE_RSS_KEY_LEN);
+
+	qp = scire_qp_alloc(attr->pd);
+	if (!qp)
+		return NULL;
+	ret = scire_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				      sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	ret = scire_qp_setup_none(ctx, qp);
+	if (ret) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		goto err_free;
+	}
+	scire_qp_attach_pd(qp);
+	return &qp->vqp.qp;
+
+err_free:
+	scire_qp_free(qp);
+	errno = ret;
+	return NULL;
+}
 
 /*
  * create_qp_ex's QP types: RC, UC, UD, and XRC's two halves (annex A19):
@@ -995,7 +1068,9 @@ struct ibv_qp *scire_create_qp_ex(struct ibv_context *ibctx,
 	struct scire_qp *qp;
 	int ret;
 
-	/* No RSS, TSO, create flags or builders scire cannot carry. */
+	if (attr->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH))
+		return scire_create_rss_qp(ibctx, attr);
+	/* No TSO, create flags or builders scire cannot carry. */
 	if ((attr->comp_mask & ~(uint32_t)SCIRE_QP_INIT_ATTR_MASK) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
