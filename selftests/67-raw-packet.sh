@@ -6,7 +6,8 @@
 # reach the raw QPs of both whose flows match (ETH, IPv4, IPv6, UDP, TCP
 # and VLAN specs, priorities and DONT_TRAP, default and sniffer flows),
 # byte for byte, and no others; oversized and undersized sends fail
-# locally, a UD QP takes no flow; random and malformed frames from the
+# locally, a UD QP takes no flow; an RSS QP spreads frames over its
+# receive WQs as the Toeplitz hash says; random and malformed frames from the
 # wire pass the flows and reach a sniffer intact. Then, without
 # CAP_NET_RAW, creating a raw packet QP is refused; and a netdev deleted
 # under a process that holds a raw QP with a flow (and a frame in its RQ)

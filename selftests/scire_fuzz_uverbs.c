@@ -12,9 +12,12 @@
  *     dma-buf MRs over a udmabuf of the worker's where the kernel has
  *     /dev/udmabuf), MWs (bound by type 1 and
  *     type 2 binds), SRQs (XRC SRQs too), RC/UC/UD and raw packet QPs,
- *     XRC send and receive QPs in the worker's XRC domain, AHs, and flows
+ *     XRC send and receive QPs in the worker's XRC domain, AHs, flows
  *     (ibv_create_flow, on any QP, with random types, priorities, flags
- *     and ETH/IPv4/IPv6/TCP/UDP specs) with random attributes;
+ *     and ETH/IPv4/IPv6/TCP/UDP specs), receive WQs (random sizes and
+ *     state moves, receives posted), indirection tables of them and RSS
+ *     QPs over those (random hash fields, functions and key lengths), all
+ *     with random attributes;
  *     modify_qp along the valid path to RTS between the worker's own QPs
  *     and with random states, masks and attribute values; post sends and
  *     receives with random opcodes and SGEs and poll the CQs;
@@ -246,6 +249,8 @@ static struct ibv_mw *mws[NOBJ];
 static struct ibv_srq *srqs[NOBJ];
 static struct fz_qp qps[NOBJ];
 static struct ibv_ah *ahs[NOBJ];
+static struct ibv_wq *wqs[NOBJ];
+static struct ibv_rwq_ind_table *tbls[2];
 /* The worker's XRC domain (of a file unlinked at once), if the device has XRC. */
 static struct ibv_xrcd *xrcd;
 static int xrcd_fd = -1;
@@ -1827,6 +1832,138 @@ static void v_flow(void)
 	qps[i].flow[k] = verbp(ibv_create_flow(qps[i].qp, &u.attr));
 }
 
+/*
+ * Receive WQs, indirection tables and RSS QPs: create, move, post to and
+ * destroy them at random (a destroy of one in use is refused: EBUSY).
+ */
+static void v_wq(void)
+{
+	static const uint8_t key[40] = { 0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7 };
+	int i = PICK(wqs, !t_one_in(3)), t = PICK(tbls, !t_one_in(3)), q, n, k;
+	struct ibv_wq *list[8];
+
+	switch (t_rand_below(5)) {
+	case 0:
+		if (i < 0)
+			return;
+		if (!wqs[i]) {
+			struct ibv_wq_init_attr a = {
+				.wq_type = t_one_in(16) ? t_rand_below(4) : IBV_WQT_RQ,
+				.max_wr = t_one_in(8) ? nasty32() : t_rand_range(1, 64),
+				.max_sge = t_one_in(8) ? nasty32() : t_rand_range(0, 4),
+				.pd = any_pd(),
+				.cq = any_cq(),
+			};
+
+			if (!a.pd || !a.cq)
+				return;
+			step("create_wq");
+			wqs[i] = verbp(ibv_create_wq(ctx, &a));
+			maps_dirty = 1;
+		} else {
+			step("destroy_wq");
+			if (verb(ibv_destroy_wq(wqs[i]))) {
+				wqs[i] = NULL;
+				maps_dirty = 1;
+			}
+		}
+		return;
+	case 1: {
+		/*
+		 * States past IBV_WQS_ERR are left out: 6.1's MODIFY_WQ returns
+		 * EINVAL for them with the WQ's read lock still taken (a core
+		 * bug, ib_uverbs_ex_modify_wq()), and closing the file WARNs.
+		 */
+		struct ibv_wq_attr a = {
+			.attr_mask = t_one_in(4) ? t_rand_below(8) : IBV_WQ_ATTR_STATE,
+			.wq_state = t_rand_below(3),
+			.curr_wq_state = t_rand_below(3),
+		};
+
+		if (i < 0 || !wqs[i])
+			return;
+		step("modify_wq");
+		verb(ibv_modify_wq(wqs[i], &a));
+		return;
+	}
+	case 2: {
+		struct ibv_sge sge = { 0 };
+		struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+		int m = PICK(mrs, 1);
+
+		if (i < 0 || !wqs[i])
+			return;
+		if (m >= 0) {
+			sge.addr = (uintptr_t)mrs[m].mr->addr + t_rand_below(64);
+			sge.length = t_rand_below(4096);
+			sge.lkey = t_one_in(8) ? (uint32_t)t_rand64() : mrs[m].mr->lkey;
+		}
+		wr.num_sge = t_one_in(8) ? (int)t_rand_below(64) : 1;
+		step("post_wq_recv");
+		verb(ibv_post_wq_recv(wqs[i], &wr, &bad));
+		return;
+	}
+	case 3:
+		if (t < 0)
+			return;
+		if (tbls[t]) {
+			step("destroy_rwq_ind_table");
+			if (verb(ibv_destroy_rwq_ind_table(tbls[t])))
+				tbls[t] = NULL;
+			return;
+		}
+		for (n = 0, k = 0; k < NOBJ && n < 8; k++)
+			if (wqs[k])
+				list[n++] = wqs[k];
+		if (!n)
+			return;
+		{
+			struct ibv_rwq_ind_table_init_attr a = {
+				.log_ind_tbl_size = t_one_in(8) ? t_rand_below(32) :
+						    t_rand_below(4),
+				.ind_tbl = list,
+			};
+
+			/* The table names 2^log entries: repeat what there is. */
+			if (a.log_ind_tbl_size > 3)
+				return;
+			for (k = n; k < (1 << a.log_ind_tbl_size); k++)
+				list[k] = list[k % n];
+			step("create_rwq_ind_table");
+			tbls[t] = verbp(ibv_create_rwq_ind_table(ctx, &a));
+		}
+		return;
+	default:
+		q = PICK(qps, 0);
+		if (t < 0 || !tbls[t] || q < 0 || !any_pd())
+			return;
+		{
+			struct ibv_qp_init_attr_ex a = {
+				.qp_type = IBV_QPT_RAW_PACKET,
+				.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_RX_HASH |
+					     IBV_QP_INIT_ATTR_IND_TABLE,
+				.pd = any_pd(),
+				.rwq_ind_tbl = tbls[t],
+				.rx_hash_conf = {
+					.rx_hash_function = t_one_in(8) ? t_rand_below(4) :
+							    IBV_RX_HASH_FUNC_TOEPLITZ,
+					.rx_hash_key_len = t_one_in(8) ? t_rand_below(64) : 40,
+					.rx_hash_key = (uint8_t *)key,
+					.rx_hash_fields_mask = t_one_in(8) ? t_rand64() :
+							       t_rand_below(256),
+				},
+			};
+
+			if (a.rx_hash_conf.rx_hash_key_len > sizeof(key))
+				a.rx_hash_conf.rx_hash_key_len = sizeof(key);
+			step("create RSS QP");
+			qps[q].qp = verbp(ibv_create_qp_ex(ctx, &a));
+			qps[q].type = IBV_QPT_RAW_PACKET;
+			maps_dirty = 1;
+		}
+	}
+}
+
 static void v_ah(void)
 {
 	int i = PICK(ahs, !t_one_in(2));
@@ -2128,6 +2265,13 @@ static void worker_teardown(void)
 	for (i = 0; i < NOBJ; i++)
 		if (qps[i].qp && verb(ibv_destroy_qp(qps[i].qp)))
 			qps[i].qp = NULL;
+	/* QPs hold tables, tables hold WQs. */
+	for (i = 0; i < 2; i++)
+		if (tbls[i] && verb(ibv_destroy_rwq_ind_table(tbls[i])))
+			tbls[i] = NULL;
+	for (i = 0; i < NOBJ; i++)
+		if (wqs[i] && verb(ibv_destroy_wq(wqs[i])))
+			wqs[i] = NULL;
 	for (i = 0; i < NOBJ; i++) {
 		if (mws[i] && verb(ibv_dealloc_mw(mws[i])))
 			mws[i] = NULL;
@@ -2198,7 +2342,7 @@ static int worker(const char *dev, long life)
 	__atomic_store_n(&me->killable, 1, __ATOMIC_RELEASE);
 	for (n = 0; n < life && !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED); n++) {
 		me->beat++;
-		switch (t_rand_below(52)) {
+		switch (t_rand_below(53)) {
 		case 0 ... 11: act_raw_method(); break;
 		case 12 ... 15: act_invoke_write(); break;
 		case 40 ... 47: act_raw_method(); break;
@@ -2219,6 +2363,7 @@ static int worker(const char *dev, long life)
 		case 35: v_post_recv(); break;
 		case 36 ... 37: v_poll(); break;
 		case 38: v_flow(); break;
+		case 52: v_wq(); break;
 		default: v_query(); break;	/* 39 */
 		}
 	}

@@ -34,6 +34,13 @@ check is named and says what differed:
               with IBV_WC_LOC_LEN_ERR; so does one shorter than an Ethernet
               header
   not-raw     a flow on a UD QP: EOPNOTSUPP
+  rss         an RSS QP on B (a raw packet QP over an indirection table of
+              8 receive WQs on 2 CQs, Toeplitz over IPv4 addresses and UDP
+              ports) spreads 64 UDP frames over the WQs: each lands, byte
+              for byte, in the WQ the Toeplitz hash of its fields picks
+              (computed here), with the WQ's number as its qp_num; a WQ
+              not yet RDY drops its frames; a WQ moved to ERR completes
+              its posted WQEs with IBV_WC_WR_FLUSH_ERR
   fuzz        400 frames B sends with random bytes behind random, truncated
               or malformed IPv4, IPv6, TCP, UDP and 802.1Q headers pass A's
               flows (every spec type) and reach A's sniffer flow each
@@ -67,6 +74,9 @@ try:
     from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
     from pyverbs.spec import EthSpec, Ipv4ExtSpec, Ipv6Spec, TcpUdpSpec
     from pyverbs.wr import SGE, RecvWR, SendWR
+    from pyverbs.qp import QPEx, QPInitAttrEx
+    from pyverbs.wq import WQ, WQAttr, WQInitAttr, RwqIndTable, \
+        RwqIndTableInitAttr, RxHashConf
 except ImportError as ex:
     print(f'SKIP: no pyverbs ({ex})')
     sys.exit(77)
@@ -257,6 +267,122 @@ def no_net_raw(dev):
               f'creating a raw packet QP without CAP_NET_RAW: {ex}')
         return
     check('no-net-raw', False, 'a raw packet QP was created without CAP_NET_RAW')
+
+
+RSS_KEY = bytes([0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7,
+                 0xfc, 0xa2, 0x83, 0x19, 0xdb, 0x1a, 0x3e, 0x94,
+                 0x6b, 0x9e, 0x38, 0xd9, 0x2c, 0x9c, 0x03, 0xd1,
+                 0xad, 0x99, 0x44, 0xa7, 0xd9, 0x56, 0x3d, 0x59,
+                 0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a])
+
+
+def toeplitz(key, data):
+    """The Toeplitz hash (Microsoft RSS) of data under key."""
+    k = int.from_bytes(key, 'big')
+    klen = len(key) * 8
+    h = 0
+    for i in range(len(data) * 8):
+        if data[i // 8] & (0x80 >> (i % 8)):
+            h ^= (k >> (klen - 32 - i)) & 0xffffffff
+    return h
+
+
+# Microsoft's RSS verification suite: this key, 66.9.149.187:2794 to
+# 161.142.100.80:1766, hashes to 0x51ccc178 (addresses only: 0x323e8fc2).
+MS_KEY = bytes.fromhex('6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b4'
+                       '77cb2da38030f20c6a42b73bbeac01fa')
+
+
+def rss(a, b):
+    n_wq, log = 8, 3
+    ms_in = bytes([66, 9, 149, 187, 161, 142, 100, 80])
+    check('rss', toeplitz(MS_KEY, ms_in + (2794).to_bytes(2, 'big') +
+                          (1766).to_bytes(2, 'big')) == 0x51ccc178 and
+          toeplitz(MS_KEY, ms_in) == 0x323e8fc2,
+          "the test's own Toeplitz hash misses Microsoft's verification vectors")
+    cqs = [CQ(b.ctx, 256) for _ in range(2)]
+    mr = MR(b.pd, SLOT * 64 * n_wq, e.IBV_ACCESS_LOCAL_WRITE)
+    wqs = []
+    for i in range(n_wq):
+        wq = WQ(b.ctx, WQInitAttr(wq_pd=b.pd, wq_cq=cqs[i % 2],
+                                  wq_type=e.IBV_WQT_RQ, max_wr=64, max_sge=1))
+        wqs.append(wq)
+    # The last WQ stays in RESET for a while: its frames are dropped.
+    for wq in wqs[:-1]:
+        wq.modify(WQAttr(attr_mask=e.IBV_WQ_ATTR_STATE, wq_state=e.IBV_WQS_RDY))
+    for i, wq in enumerate(wqs):
+        for j in range(32):
+            slot = i * 64 + j
+            wq.post_recv(RecvWR(wr_id=slot, num_sge=1,
+                                sg=[SGE(mr.buf + slot * SLOT, SLOT, mr.lkey)]))
+    tbl = RwqIndTable(b.ctx, RwqIndTableInitAttr(log_ind_tbl_size=log,
+                                                 wqs_list=wqs))
+    fields = (e.IBV_RX_HASH_SRC_IPV4 | e.IBV_RX_HASH_DST_IPV4 |
+              e.IBV_RX_HASH_SRC_PORT_UDP | e.IBV_RX_HASH_DST_PORT_UDP)
+    conf = RxHashConf(rx_hash_function=e.IBV_RX_HASH_FUNC_TOEPLITZ,
+                      rx_hash_key_len=len(RSS_KEY), rx_hash_key=list(RSS_KEY),
+                      rx_hash_fields_mask=fields)
+    qp = QPEx(b.ctx, QPInitAttrEx(qp_type=e.IBV_QPT_RAW_PACKET,
+                                  comp_mask=e.IBV_QP_INIT_ATTR_PD |
+                                  e.IBV_QP_INIT_ATTR_RX_HASH |
+                                  e.IBV_QP_INIT_ATTR_IND_TABLE,
+                                  pd=b.pd, hash_conf=conf, ind_table=tbl))
+    dst = '02:00:00:00:55:55'
+    attr = FlowAttr(num_of_specs=1, port=1)
+    attr.specs.append(eth(dst))
+    flow = Flow(qp, attr)
+    sender = RawQP(a)
+    want = {}                   # frame -> WQ index
+    import random
+    rnd = random.Random(0x55)
+    for k in range(64):
+        src = [10, rnd.randrange(256), rnd.randrange(256), rnd.randrange(1, 255)]
+        dip = [10, 0, 0, rnd.randrange(1, 255)]
+        sport, dport = rnd.randrange(1024, 65536), rnd.randrange(1, 65536)
+        f = frame(dst, b'rss %d' % k, l3=(4, src, dip, 'udp', sport, dport))
+        h = toeplitz(RSS_KEY, bytes(src) + bytes(dip) +
+                     sport.to_bytes(2, 'big') + dport.to_bytes(2, 'big'))
+        want[f] = h & (n_wq - 1)
+        sender.send(f)
+    got, bad = 0, []
+    end = time.monotonic() + 10
+    expect = sum(1 for w in want.values() if w != n_wq - 1)
+    while got + len(bad) < expect and time.monotonic() < end:
+        for cq in cqs:
+            nc, wcs = cq.poll(num_entries=16)
+            for wc in wcs[:nc]:
+                wqi = wc.wr_id // 64
+                data = mr.read(wc.byte_len, wc.wr_id * SLOT)
+                if wc.status != e.IBV_WC_SUCCESS or data not in want or \
+                        want[data] != wqi or wc.qp_num != wqs[wqi].wqn:
+                    bad.append((wc.wr_id, wc.status, wqi,
+                                want.get(data), wc.qp_num, wqs[wqi].wqn))
+                else:
+                    got += 1
+        time.sleep(0.01)
+    spread = sorted(set(want.values()))
+    check('rss', got == expect and not bad and len(spread) > 4,
+          f'{got} of {expect} frames in the WQ their hash picks, wrong: '
+          f'{bad[:4]}; the hash used WQs {spread}')
+    # ERR flushes what is posted: 32 WQEs of WQ 0, less what it got.
+    left = 32 - sum(1 for w in want.values() if w == 0)
+    wqs[0].modify(WQAttr(attr_mask=e.IBV_WQ_ATTR_STATE, wq_state=e.IBV_WQS_ERR))
+    flushed, end = 0, time.monotonic() + 5
+    while flushed < left and time.monotonic() < end:
+        nc, wcs = cqs[0].poll(num_entries=16)
+        flushed += sum(1 for wc in wcs[:nc]
+                       if wc.status == e.IBV_WC_WR_FLUSH_ERR and wc.wr_id < 64)
+    check('rss', flushed == left,
+          f'WQ 0 in ERR: {flushed} of {left} posted WQEs flushed')
+    flow.close()
+    qp.close()
+    tbl.close()
+    for wq in wqs:
+        wq.close()
+    sender.close()
+    mr.close()
+    for cq in cqs:
+        cq.close()
 
 
 def hold(dev):
@@ -536,6 +662,7 @@ def main():
     ud.close()
     cq.close()
 
+    rss(a, b)
     fuzz(a, b)
 
     tx1 = [a.counter('raw_tx_frames'), b.counter('raw_tx_frames')]
