@@ -415,6 +415,32 @@ struct scire_ib_pma_base {
 };
 
 /**
+ * struct scire_raw_frame - the headers of a received or sent Ethernet
+ * frame, parsed once (scire_raw.c) for the flow specs and the RSS hash.
+ * The fields are in the layout of the core's flow filters, so that a
+ * spec's value and mask compare with them byte for byte.
+ * @eth:	MACs, EtherType of the L3 header, VLAN tag.
+ * @vlan:	the frame is tagged.
+ * @ipv4:	@ip4 holds its IPv4 header's fields.
+ * @ipv6:	@ip6 holds its IPv6 header's fields.
+ * @l4:		IPPROTO_TCP or IPPROTO_UDP when @ports holds that header's
+ *		ports (not of a later IPv4 fragment), else 0.
+ * @ip4:	IPv4 addresses, protocol, TOS, TTL, flags.
+ * @ip6:	IPv6 addresses, flow label, next header, class, hop limit.
+ * @ports:	TCP or UDP ports.
+ */
+struct scire_raw_frame {
+	struct ib_flow_eth_filter eth;
+	bool vlan;
+	bool ipv4;
+	bool ipv6;
+	u8 l4;
+	struct ib_flow_ipv4_filter ip4;
+	struct ib_flow_ipv6_filter ip6;
+	struct ib_flow_tcp_udp_filter ports;
+};
+
+/**
  * struct scire_raw - a RoCE device's raw Ethernet flow steering.
  * @lock:	serialises flow creation and destruction (process context).
  * @flows:	struct scire_flow of every flow, in priority order; changed
@@ -1635,8 +1661,10 @@ int scire_destroy_rwq_ind_table(struct ib_rwq_ind_table *ibtbl);
 void scire_rwq_flush(struct scire_rwq *rwq);
 int scire_rss_parse(struct scire_qp *qp, struct ib_rwq_ind_table *tbl,
 		    struct ib_udata *udata);
-u32 scire_rss_hash(const struct scire_rss *rss, const struct sk_buff *skb);
-void scire_rss_deliver(struct scire_qp *qp, struct sk_buff *skb);
+u32 scire_rss_hash(const struct scire_rss *rss,
+		   const struct scire_raw_frame *f);
+void scire_rss_deliver(struct scire_qp *qp, struct sk_buff *skb,
+		       const struct scire_raw_frame *f);
 
 /* scire_stats.c */
 struct rdma_hw_stats *scire_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -42,21 +42,6 @@
  */
 #define SCIRE_RAW_MAX_FLOWS	1024
 
-/*
- * The fields of a frame the specs can name, in the layout of the core's
- * filters, so that a spec's value and mask compare byte for byte.
- */
-struct scire_raw_frame {
-	struct ib_flow_eth_filter eth;
-	bool vlan;
-	bool ipv4;
-	bool ipv6;
-	u8 l4;			/* IPPROTO_TCP, IPPROTO_UDP or 0 */
-	struct ib_flow_ipv4_filter ip4;
-	struct ib_flow_ipv6_filter ip6;
-	struct ib_flow_tcp_udp_filter ports;
-};
-
 /**
  * struct scire_flow - a steering rule of a raw packet QP.
  * @ibflow: the core's flow; the core fills it in after create_flow.
@@ -356,7 +341,7 @@ static void scire_raw_deliver(struct scire_dev *sdev, struct sk_buff *skb,
 		scire_pkt(copy)->paylen = copy->len;
 		/* An RSS QP spreads its frames over its table's WQs. */
 		if (qp->rss)
-			scire_rss_deliver(qp, copy);
+			scire_rss_deliver(qp, copy, &f);
 		else
 			scire_qp_rcv(qp, copy, NULL, bh);
 		scire_qp_put(qp);

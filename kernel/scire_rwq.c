@@ -13,9 +13,6 @@
  *
  * Copyright (c) 2026 The scire authors.
  */
-#include <linux/if_vlan.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 
 #include "scire.h"
 
@@ -405,8 +402,7 @@ static u32 scire_rss_toeplitz(const u8 *key, const u8 *in, unsigned int len)
 /**
  * scire_rss_hash() - the RSS hash of a frame.
  * @rss: the QP's hash: its key and fields (IBV_RX_HASH_*).
- * @skb: the frame, skb->data at its Ethernet header (the VLAN tag
- *	 inline, if any).
+ * @f: the frame's headers, parsed by the packet handler.
  *
  * The input is, in this order and as far as the fields ask for them and
  * the frame has them: the source and destination IPv4 or IPv6 address,
@@ -416,85 +412,43 @@ static u32 scire_rss_toeplitz(const u8 *key, const u8 *in, unsigned int len)
  *
  * Return: the 32-bit Toeplitz hash.
  */
-u32 scire_rss_hash(const struct scire_rss *rss, const struct sk_buff *skb)
+u32 scire_rss_hash(const struct scire_rss *rss, const struct scire_raw_frame *f)
 {
+	static const struct {
+		u64 field;
+		u8 l4;		/* the port's protocol, 0 for an address */
+		bool ipv6;
+		u8 off;		/* in struct scire_raw_frame */
+		u8 len;
+	} in_order[] = {
+		{ SCIRE_RX_HASH_SRC_IPV4, 0, false,
+		  offsetof(struct scire_raw_frame, ip4.src_ip), 4 },
+		{ SCIRE_RX_HASH_DST_IPV4, 0, false,
+		  offsetof(struct scire_raw_frame, ip4.dst_ip), 4 },
+		{ SCIRE_RX_HASH_SRC_IPV6, 0, true,
+		  offsetof(struct scire_raw_frame, ip6.src_ip), 16 },
+		{ SCIRE_RX_HASH_DST_IPV6, 0, true,
+		  offsetof(struct scire_raw_frame, ip6.dst_ip), 16 },
+		{ SCIRE_RX_HASH_SRC_PORT_TCP, IPPROTO_TCP, false,
+		  offsetof(struct scire_raw_frame, ports.src_port), 2 },
+		{ SCIRE_RX_HASH_DST_PORT_TCP, IPPROTO_TCP, false,
+		  offsetof(struct scire_raw_frame, ports.dst_port), 2 },
+		{ SCIRE_RX_HASH_SRC_PORT_UDP, IPPROTO_UDP, false,
+		  offsetof(struct scire_raw_frame, ports.src_port), 2 },
+		{ SCIRE_RX_HASH_DST_PORT_UDP, IPPROTO_UDP, false,
+		  offsetof(struct scire_raw_frame, ports.dst_port), 2 },
+	};
+	unsigned int i, n = 0;
 	u8 in[36];
-	unsigned int n = 0, off = ETH_HLEN;
-	__be16 proto, pb[2];
-	const __be16 *ports;
-	u64 f = rss->fields;
-	u8 l4 = 0;
 
-	if (skb->len < ETH_HLEN)
-		return 0;
-	proto = ((const struct ethhdr *)skb->data)->h_proto;
-	if (eth_type_vlan(proto)) {
-		const struct vlan_hdr *vh;
-		struct vlan_hdr vb;
-
-		vh = skb_header_pointer(skb, off, sizeof(vb), &vb);
-		if (!vh)
-			return 0;
-		proto = vh->h_vlan_encapsulated_proto;
-		off += VLAN_HLEN;
-	}
-	if (proto == htons(ETH_P_IP)) {
-		const struct iphdr *ip;
-		struct iphdr ib;
-
-		ip = skb_header_pointer(skb, off, sizeof(ib), &ib);
-		if (!ip || ip->ihl < 5)
-			return 0;
-		if (f & SCIRE_RX_HASH_SRC_IPV4) {
-			memcpy(in + n, &ip->saddr, 4);
-			n += 4;
-		}
-		if (f & SCIRE_RX_HASH_DST_IPV4) {
-			memcpy(in + n, &ip->daddr, 4);
-			n += 4;
-		}
-		if (!(ip->frag_off & htons(IP_OFFSET)))
-			l4 = ip->protocol;
-		off += ip->ihl * 4;
-	} else if (proto == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip;
-		struct ipv6hdr ib;
-
-		ip = skb_header_pointer(skb, off, sizeof(ib), &ib);
-		if (!ip)
-			return 0;
-		if (f & SCIRE_RX_HASH_SRC_IPV6) {
-			memcpy(in + n, &ip->saddr, 16);
-			n += 16;
-		}
-		if (f & SCIRE_RX_HASH_DST_IPV6) {
-			memcpy(in + n, &ip->daddr, 16);
-			n += 16;
-		}
-		l4 = ip->nexthdr;
-		off += sizeof(*ip);
-	} else {
-		return 0;
-	}
-	if ((l4 == IPPROTO_TCP &&
-	     (f & (SCIRE_RX_HASH_SRC_PORT_TCP | SCIRE_RX_HASH_DST_PORT_TCP))) ||
-	    (l4 == IPPROTO_UDP &&
-	     (f & (SCIRE_RX_HASH_SRC_PORT_UDP | SCIRE_RX_HASH_DST_PORT_UDP)))) {
-		bool tcp = l4 == IPPROTO_TCP;
-
-		ports = skb_header_pointer(skb, off, sizeof(pb), pb);
-		if (ports) {
-			if (f & (tcp ? SCIRE_RX_HASH_SRC_PORT_TCP :
-				       SCIRE_RX_HASH_SRC_PORT_UDP)) {
-				memcpy(in + n, &ports[0], 2);
-				n += 2;
-			}
-			if (f & (tcp ? SCIRE_RX_HASH_DST_PORT_TCP :
-				       SCIRE_RX_HASH_DST_PORT_UDP)) {
-				memcpy(in + n, &ports[1], 2);
-				n += 2;
-			}
-		}
+	for (i = 0; i < ARRAY_SIZE(in_order); i++) {
+		if (!(rss->fields & in_order[i].field))
+			continue;
+		if (in_order[i].l4 ? f->l4 != in_order[i].l4 :
+		    !(in_order[i].ipv6 ? f->ipv6 : f->ipv4))
+			continue;
+		memcpy(in + n, (const u8 *)f + in_order[i].off, in_order[i].len);
+		n += in_order[i].len;
 	}
 	return scire_rss_toeplitz(rss->key, in, n);
 }
@@ -504,6 +458,7 @@ u32 scire_rss_hash(const struct scire_rss *rss, const struct sk_buff *skb)
  * hash picks.
  * @qp: the RSS QP, held by the caller.
  * @skb: the frame, skb->data at its Ethernet header; consumed.
+ * @f: its headers, parsed by the packet handler.
  *
  * The WQ's work item places it (it may sleep: ODP MRs). A WQ not RDY, or
  * with SCIRE_RWQ_RXQ_MAX frames waiting, drops it (rx_drops).
@@ -512,11 +467,12 @@ u32 scire_rss_hash(const struct scire_rss *rss, const struct sk_buff *skb)
  * reference keeps the table and its WQs alive until the frame is queued,
  * and a WQ's destroy waits for its work item.
  */
-void scire_rss_deliver(struct scire_qp *qp, struct sk_buff *skb)
+void scire_rss_deliver(struct scire_qp *qp, struct sk_buff *skb,
+		       const struct scire_raw_frame *f)
 {
 	const struct scire_rss *rss = qp->rss;
 	struct ib_rwq_ind_table *tbl = rss->tbl;
-	u32 idx = scire_rss_hash(rss, skb) &
+	u32 idx = scire_rss_hash(rss, f) &
 		  ((1U << tbl->log_ind_tbl_size) - 1);
 	struct scire_rwq *rwq = to_srwq(tbl->ind_tbl[idx]);
 
