@@ -2266,35 +2266,14 @@ int scire_sgl_frags(struct scire_sgl *sgl, struct sk_buff *skb, u32 len)
 	return 0;
 }
 
-/**
- * scire_skb_walk() - hand bytes of an skb to a function in contiguous
- * pieces.
- * @skb: the skb: linear, or with page fragments (a same-host unit, a
- *	 zero-copy packet).
- * @off: first byte, from skb->data.
- * @len: bytes.
- * @fn: called for each piece in order, with @arg, the piece and its length;
- *	a non-zero return stops the walk. A piece in a fragment is mapped
- *	atomically: @fn must not sleep. The bytes must not be written.
- * @arg: passed to @fn.
- *
- * Context: any.
- * Return: 0; -EINVAL if the skb has fewer than @off + @len bytes; else the
- * first non-zero return of @fn.
- */
-int scire_skb_walk(struct sk_buff *skb, u32 off, u32 len,
-		   int (*fn)(void *arg, u8 *buf, u32 n), void *arg)
+/* scire_skb_walk() of an skb with a frag_list: skb_seq_read() walks it all. */
+static int scire_skb_walk_seq(struct sk_buff *skb, u32 off, u32 len,
+			      int (*fn)(void *arg, u8 *buf, u32 n), void *arg)
 {
 	struct skb_seq_state st;
 	const u8 *data;
 	u32 consumed = 0;
 	int ret = 0;
-
-	if ((u64)off + len > skb->len)
-		return -EINVAL;
-	/* A linear payload (any packet from the wire) needs no walk. */
-	if (off + len <= skb_headlen(skb))
-		return len ? fn(arg, skb->data + off, len) : 0;
 
 	skb_prepare_seq_read(skb, off, off + len, &st);
 	while (consumed < len) {
@@ -2313,6 +2292,82 @@ int scire_skb_walk(struct sk_buff *skb, u32 off, u32 len,
 	}
 	skb_abort_seq_read(&st);
 	return ret;
+}
+
+/**
+ * scire_skb_walk() - hand bytes of an skb to a function in contiguous
+ * pieces.
+ * @skb: the skb: linear, or with page fragments (a same-host unit, a
+ *	 zero-copy packet).
+ * @off: first byte, from skb->data.
+ * @len: bytes.
+ * @fn: called for each piece in order, with @arg, the piece and its length;
+ *	a non-zero return stops the walk. A piece in a fragment is mapped
+ *	for the call only; @fn must not sleep (scire_skb_walk_sleepable()
+ *	is for one that does). The bytes must not be written.
+ * @arg: passed to @fn.
+ *
+ * Context: any.
+ * Return: 0; -EINVAL if the skb has fewer than @off + @len bytes; else the
+ * first non-zero return of @fn.
+ */
+int scire_skb_walk(struct sk_buff *skb, u32 off, u32 len,
+		   int (*fn)(void *arg, u8 *buf, u32 n), void *arg)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	u32 headlen = skb_headlen(skb);
+	int ret = 0;
+	int i;
+
+	if ((u64)off + len > skb->len)
+		return -EINVAL;
+	/* A linear payload (any packet from the wire) needs no walk. */
+	if (off + len <= headlen)
+		return len ? fn(arg, skb->data + off, len) : 0;
+	if (skb_has_frag_list(skb))
+		return scire_skb_walk_seq(skb, off, len, fn, arg);
+
+	if (off < headlen) {
+		ret = fn(arg, skb->data + off, headlen - off);
+		if (ret)
+			return ret;
+		len -= headlen - off;
+		off = 0;
+	} else {
+		off -= headlen;
+	}
+	/*
+	 * The page fragments directly: a piece a page (one a fragment where
+	 * there is no high memory), mapped with kmap_local_page() (no more
+	 * than page_address() on 64-bit). skb_seq_read() did the same at about
+	 * twice the instructions per fragment (make bench-cost).
+	 */
+	for (i = 0; len && i < shinfo->nr_frags; i++) {
+		const skb_frag_t *frag = &shinfo->frags[i];
+		u32 fsize = skb_frag_size(frag);
+		u32 p_off, p_len, done, flen;
+		struct page *p;
+
+		if (off >= fsize) {
+			off -= fsize;
+			continue;
+		}
+		flen = min(fsize - off, len);
+		skb_frag_foreach_page(frag, skb_frag_off(frag) + off, flen,
+				      p, p_off, p_len, done) {
+			u8 *va = kmap_local_page(p);
+
+			/* The source is never written: the cast only fits @fn. */
+			ret = fn(arg, va + p_off, p_len);
+			kunmap_local(va);
+			if (ret)
+				return ret;
+		}
+		len -= flen;
+		off = 0;
+	}
+	/* skb->len covered it: a shortfall is a malformed skb. */
+	return len ? -EINVAL : 0;
 }
 
 /*

@@ -165,7 +165,12 @@ u32 scire_crc32(u32 crc, const void *buf, size_t len)
 {
 	struct crypto_shash *tfm = READ_ONCE(scire_crc_tfm);
 
-	if (tfm) {
+	/*
+	 * Short runs (the masked headers, a pad) straight to the table walk:
+	 * the PCLMULQDQ driver hands anything under 64 bytes to crc32_le()
+	 * itself, after the crypto API's indirect calls.
+	 */
+	if (tfm && len >= 64) {
 		SHASH_DESC_ON_STACK(desc, tfm);
 
 		desc->tfm = tfm;
