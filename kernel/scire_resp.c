@@ -755,7 +755,7 @@ static u32 scire_resp_read_pump(struct scire_qp *qp, u32 budget)
 {
 	struct scire_resp_read *rd = &qp->resp.read;
 	u32 chunk, pad, sent = 0;
-	struct scire_mr *mr;
+	struct scire_mr *mr = NULL;
 	struct sk_buff *skb;
 	bool last, frags;
 	u8 *payload;
@@ -801,22 +801,26 @@ again:
 			scire_aeth_set(scire_resp_hdr(skb, opcode, SCIRE_H_AETH),
 				       SCIRE_AETH_ACK_UNLIMITED, rd->msn);
 		payload = scire_resp_hdr(skb, opcode, SCIRE_H_PAYLOAD);
-		if (chunk) {
-			/* The key may have been invalidated since the request. */
+		if (chunk && !mr) {
+			/*
+			 * The key may have been invalidated since the request:
+			 * looked up again for each batch, for what is left of
+			 * the response, and held through the batch (an
+			 * invalidation or deregistration meanwhile takes effect
+			 * after it, as it would after the batch's last packet).
+			 */
 			mr = scire_mr_lookup(scire_resp_pd(qp), rd->rkey, true,
-					     rd->va, chunk,
+					     rd->va, rd->resid,
 					     IB_ACCESS_REMOTE_READ);
-			if (IS_ERR(mr)) {
+		}
+		if (chunk) {
+			if (IS_ERR(mr))
 				ret = PTR_ERR(mr);
-			} else {
-				if (frags)
-					ret = scire_mr_frags(mr, rd->va, skb,
-							     chunk);
-				else
-					ret = scire_mr_copy(mr, rd->va, payload,
-							    chunk, false);
-				scire_mr_put(mr);
-			}
+			else if (frags)
+				ret = scire_mr_frags(mr, rd->va, skb, chunk);
+			else
+				ret = scire_mr_copy(mr, rd->va, payload, chunk,
+						    false);
 			if (frags && (ret == -EOPNOTSUPP || ret == -E2BIG)) {
 				kfree_skb(skb);
 				frags = false;
@@ -848,6 +852,8 @@ again:
 		if (last)
 			rd->active = false;
 	}
+	if (!IS_ERR_OR_NULL(mr))
+		scire_mr_put(mr);
 	return sent;
 }
 
