@@ -57,7 +57,9 @@ clock=$SCIRE_BUILD/bench/cost/cost_clock.so
 addr=127.0.0.1 CM=0
 FAST_PATH=/sys/module/scire/parameters/fast_path
 # TOOL SIZE N [ARG...]: the 2-byte round trips with 1000 iterations, the
-# 64 KiB transfers with 500 (32 MiB). -e: perftest sleeps on CQ events
+# 4 KiB transfers with 2000 (8 MiB), the 64 KiB ones with 500 (32 MiB),
+# the 1 MiB ones with 128 (no fewer than perftest's queue depth of 128).
+# -e: perftest sleeps on CQ events
 # instead of polling the CQ. A polling side spins for as long as the
 # other side takes, so its instruction count follows the emulator's
 # speed, not the work: the -e rows give repeatable totals; the polled
@@ -67,8 +69,12 @@ FAST_PATH=/sys/module/scire/parameters/fast_path
 ROWS=${SCIRE_COST_ROWS:-"ib_send_lat 2 1000 -e
 ib_send_lat 2 1000
 ib_write_lat 2 1000
+ib_write_bw 4096 2000
+ib_read_bw 4096 2000 -e
 ib_write_bw 65536 500
-ib_read_bw 65536 500 -e"}
+ib_read_bw 65536 500 -e
+ib_write_bw 1048576 128
+ib_read_bw 1048576 128 -e"}
 REPS=2 PORT=19000 ID=0 TMO=300
 
 say() { printf 'COST %s\n' "$*"; }
