@@ -12,6 +12,10 @@
  *   -s SIZES   RMA sizes, comma separated, K and M suffixes allowed
  *              (default 4K,64K,1M,16M)
  *   -t SECS    timed window per RMA kind and size (default 1, fractions ok)
+ *   -N OPS     instead of a timed window, exactly OPS RMAs per kind and
+ *              size (make bench-cost counts the instructions of a run
+ *              with OPS and one with 2 x OPS: the difference is OPS RMAs)
+ *   -k KINDS   writeto, readfrom or both (default both)
  *   -n ITERS   send/recv round trips (default 1000)
  *   -r MIBS    register/unregister buffer sizes in MiB, comma separated
  *              (default 1,16,64; 0 for none)
@@ -200,6 +204,8 @@ struct opts {
 	size_t sizes[MAX_LIST];
 	int nsizes;
 	double secs;
+	long ops;
+	int kinds;		/* bit 0: writeto, bit 1: readfrom */
 	int lat_iters;
 	size_t reg_mib[MAX_LIST];
 	int nreg;
@@ -243,9 +249,12 @@ static void lat(scif_epd_t epd, int iters)
 	free(rtt);
 }
 
-/* RMAs of size bytes for secs seconds, then one fence: MiB/s. */
+/*
+ * RMAs of size bytes for secs seconds, or exactly nops of them if nops is
+ * not 0, then one fence: MiB/s.
+ */
 static void rma_bw(scif_epd_t epd, off_t loff, off_t roff, size_t win_len, size_t size,
-		   double secs, int to_peer)
+		   double secs, long nops, int to_peer)
 {
 	const char *name = to_peer ? "scif_writeto_bw" : "scif_readfrom_bw";
 	/* perftest's cycle buffer is a page. */
@@ -274,6 +283,12 @@ static void rma_bw(scif_epd_t epd, off_t loff, off_t roff, size_t win_len, size_
 			if (scif_fence_mark(epd, SCIF_FENCE_INIT_SELF, &prev))
 				die("scif_fence_mark");
 			marked = 1;
+		}
+		if (nops) {
+			if (ops < nops)
+				continue;
+			t_post = now();
+			break;
 		}
 		if (ops % clock_every)
 			continue;
@@ -353,8 +368,10 @@ static int client(unsigned short node, unsigned short port, const struct opts *o
 	if (o->lat_iters > 0)
 		lat(epd, o->lat_iters);
 	for (i = 0; i < o->nsizes; i++) {
-		rma_bw(epd, loff, roff, win_len, o->sizes[i], o->secs, 1);
-		rma_bw(epd, loff, roff, win_len, o->sizes[i], o->secs, 0);
+		if (o->kinds & 1)
+			rma_bw(epd, loff, roff, win_len, o->sizes[i], o->secs, o->ops, 1);
+		if (o->kinds & 2)
+			rma_bw(epd, loff, roff, win_len, o->sizes[i], o->secs, o->ops, 0);
 	}
 	for (i = 0; i < o->nreg; i++)
 		reg_cost(epd, o->reg_mib[i]);
@@ -407,15 +424,15 @@ bad:
 static void usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s server PORT\n"
-		"       %s client NODE PORT [-s SIZES] [-t SECS] [-n ITERS] [-r MIBS]\n"
-		"       %s loop [-p PORT] [-s SIZES] [-t SECS] [-n ITERS] [-r MIBS]\n",
+		"       %s client NODE PORT [-s SIZES] [-t SECS | -N OPS] [-k KINDS] [-n ITERS] [-r MIBS]\n"
+		"       %s loop [-p PORT] [-s SIZES] [-t SECS | -N OPS] [-k KINDS] [-n ITERS] [-r MIBS]\n",
 		argv0, argv0, argv0);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .secs = 1, .lat_iters = 1000 };
+	struct opts o = { .secs = 1, .kinds = 3, .lat_iters = 1000 };
 	unsigned short port = 2300, node = 0;
 	const char *mode;
 	int rc, c, i;
@@ -444,7 +461,7 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	}
 	optind = i;
-	while ((c = getopt(argc, argv, "s:t:n:r:p:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:N:k:n:r:p:")) != -1) {
 		switch (c) {
 		case 's':
 			if (parse_list(optarg, o.sizes, MAX_LIST, 1, &o.nsizes))
@@ -452,6 +469,21 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			o.secs = atof(optarg);
+			break;
+		case 'N':
+			o.ops = atol(optarg);
+			if (o.ops <= 0)
+				usage(argv[0]);
+			break;
+		case 'k':
+			if (!strcmp(optarg, "writeto"))
+				o.kinds = 1;
+			else if (!strcmp(optarg, "readfrom"))
+				o.kinds = 2;
+			else if (!strcmp(optarg, "both"))
+				o.kinds = 3;
+			else
+				usage(argv[0]);
 			break;
 		case 'n':
 			o.lat_iters = atoi(optarg);

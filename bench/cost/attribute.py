@@ -24,6 +24,10 @@ from collections import defaultdict
 
 USER_TOP = 1 << 47
 RDMA_CORE = {"ib_core", "ib_uverbs", "rdma_cm", "ib_cm", "iw_cm", "rdma_ucm"}
+# Upper-layer protocols over the RDMA core: scire's SCIF bridge, and the
+# kernel ULPs whose rows count their share apart from the device's.
+ULP_MODULES = {"scire_scif", "nvme_rdma", "nvmet_rdma", "nvmet", "nvme_core", "nvme_fabrics",
+               "ib_ipoib", "rpcrdma", "svcrdma", "ib_iser", "ib_isert", "ib_srp", "ib_srpt"}
 DEVICES = {"scire": "scire.ko", "rdma_rxe": "rdma_rxe.ko", "siw": "siw.ko"}
 CRC_MODULES = {"crc32_pclmul", "crc32c_intel", "crc32_generic", "crc32c_generic", "libcrc32c"}
 NET_MODULES = {"virtio_net", "net_failover", "failover", "ip6_udp_tunnel", "udp_tunnel"}
@@ -61,11 +65,12 @@ SPIN_RE = re.compile(
 # run of a row (user space only in rows that do not poll); the rest of the
 # kernel (scheduler, timers, clocks, system call entry) is shown beside it
 # but follows time as well as work.
-COLS = ["user", "rdma", "dev", "net", "crc"]
+COLS = ["user", "ulp", "rdma", "dev", "net", "crc"]
 # The core kernel's CRC32 routines: RoCEv2's ICRC (scire and rxe), part of
 # the RDMA path's work.
 CRC_RE = re.compile(r"^(__)?(crc32|crc32c|crc32_le|crc32_be|crc_pcl|crc32_pclmul|crc32c_pcl)")
-COL_NAMES = {"user": "user (app, libibverbs, provider)", "rdma": "RDMA core",
+COL_NAMES = {"user": "user (app, libibverbs, provider)", "ulp": "ULP (scire_scif, kernel ULPs)",
+             "rdma": "RDMA core",
              "dev": "device module", "net": "network stack", "crc": "CRC32 (ICRC)"}
 # Calls (TB executions at a function's entry) worth a column.
 SWITCH = ("__switch_to_asm",)
@@ -149,6 +154,7 @@ def count(path, mods, syms):
                 if m:
                     fn = m + ":" + syms.in_module(m, a)
                     where = "rdma" if m in RDMA_CORE else "dev" if m in DEVICES else \
+                    "ulp" if m in ULP_MODULES else \
                         "net" if m in NET_MODULES else "crc" if m in CRC_MODULES else "kernel"
                 else:
                     fn = syms.core(a)
@@ -196,7 +202,31 @@ def targets(results, w):
         lines.append(f"| {name} | {what} | {fmt(v)} / {fmt(ref)} = {ratio:.2f}x | "
                      f"at most {limit}x | {'MET' if ratio <= limit else 'MISSED'} |")
 
+    # SCIF against the verbs under it, on the kernel's share: libscif's
+    # blocking receive watches its ring in user space a while before it
+    # sleeps, as perftest polls its CQ, so both user columns spin.
+    def scif(name, tool, size, ref_tool, ref_size, limit):
+        for key in ("b", "b'"):
+            verdict(name, mean(results, key, tool, size, "kern"),
+                    mean(results, key, ref_tool, ref_size, "kern"), limit,
+                    f"({key}) {tool} {size} B against {ref_tool} {ref_size} B, kernel shares")
+
+    scif("SCIF: scif_send() round trip against ib_send_lat's", "scif_send", 8,
+         "ib_send_lat", 2, 1.3)
+    scif("SCIF: scif_writeto() against ib_write_bw", "scif_writeto", 1048576,
+         "ib_write_bw", 1048576, 1.1)
+    # NVMe-oF: the transport's share of an I/O (device module, RDMA core,
+    # network stack, CRC32), without the ULP's, fio's and null_blk's.
     for tool, size in rows:
+        if not tool.startswith("nvme_"):
+            continue
+        a = mean(results, "a", tool, size, "transport")
+        for key in ("b'", "b"):
+            verdict(f"NVMe-oF transport share per I/O, ({key}) against rxe's",
+                    mean(results, key, tool, size, "transport"), a, 0.5, f"{tool} {size} B")
+    for tool, size in rows:
+        if tool.startswith("scif_") or tool.startswith("nvme_"):
+            continue
         row = f"{tool.split()[0]} {size} B{' ' + ' '.join(tool.split()[1:]) if ' ' in tool else ''}"
         # Polled rows: the user column spins (bench/cost.md), the kernel's is compared.
         col = "total" if " -e" in tool else "kern"
@@ -220,7 +250,7 @@ def targets(results, w):
         w("")
         w("Targets of issue 50 these rows can judge (means of rep 1 and rep 2; -e rows on their "
           "total, polled rows on the kernel's share of it, since their user space spins; the "
-          "total is the RDMA path's: user space, RDMA core, device module, network stack, CRC32):")
+          "total is the RDMA path's: user space, ULP, RDMA core, device module, network stack, CRC32):")
         w("")
         w("| target | row | figure | limit | |")
         w("|---|---|---|---|---|")
@@ -331,7 +361,9 @@ def main():
           f"{fmt(per.get('syscalls', 0))} | "
           f"{fmt(per.get('switch', 0))}; {fmt(per.get('ctxt', 0))} | {fmt(per.get('wakeup', 0))} | "
           f"{movs_s} | {fmt(per.get('copycalls', 0))} | {agree} |")
-        results.setdefault((key, tool, size), []).append(dict(per, total=total, kern=kern))
+        transport = sum(per.get(c, 0) for c in ("rdma", "dev", "net", "crc"))
+        results.setdefault((key, tool, size), []).append(dict(per, total=total, kern=kern,
+                                                              transport=transport))
         if rep == 1:
             prof = {fn: (f2.get(fn, 0) - f1.get(fn, 0)) / ops for fn in set(f1) | set(f2)}
             profiles[(key, tool, size)] = (total, prof)

@@ -37,6 +37,8 @@ export SCIRE_ROOT=${SCIRE_ROOT:-$(dirname "$(dirname "$here")")}
 export SCIRE_BUILD=${SCIRE_BUILD:-$SCIRE_ROOT/build}
 # shellcheck source=selftests/lib.sh
 . "$SCIRE_ROOT/selftests/lib.sh"
+# shellcheck source=selftests/nvme-lib.sh
+. "$SCIRE_ROOT/selftests/nvme-lib.sh"
 
 out="" only="" siw_ko=""
 while [ $# -gt 0 ]; do
@@ -75,7 +77,25 @@ ib_write_bw 65536 500
 ib_read_bw 65536 500 -e
 ib_write_bw 1048576 128
 ib_read_bw 1048576 128 -e"}
-REPS=2 PORT=19000 ID=0 TMO=300
+# SCIF rows (b and b' only: the bridge runs over scire), TOOL SIZE N:
+# scif_send, N 8-byte scif_send() round trips (blocking, so against
+# ib_send_lat -e); scif_writeto, N scif_writeto()s of SIZE between two
+# windows, then one fence (against ib_write_bw of the same size).
+SCIF_ROWS=${SCIRE_COST_SCIF_ROWS-"scif_send 8 1000
+scif_writeto 1048576 128"}
+# NVMe-oF rows (b, b', a; h with --siw), TOOL SIZE N: N I/Os of SIZE by
+# fio (libaio, O_DIRECT, a fixed random seed, so the N run's I/Os are the
+# 2N run's first N) on the namespace of an nvme-rdma host connected to an
+# nvmet-rdma target on the same device, exporting a memory-backed
+# null_blk whose first NVME_SPAN is written once beforehand (null_blk
+# allocates a page on its first write). TOOL: nvme_randread and
+# nvme_randwrite at iodepth 32, nvme_read and nvme_write (sequential) at 8.
+NVME_ROWS=${SCIRE_COST_NVME_ROWS-"nvme_randread 4096 1000
+nvme_randwrite 4096 1000
+nvme_read 1048576 32
+nvme_write 1048576 32"}
+NVME_SPAN=64M NVME_ADDR=192.168.77.2
+REPS=2 PORT=19000 ID=0 TMO=300 SCIF_PORT=2400
 
 say() { printf 'COST %s\n' "$*"; }
 wanted() { [ -z "$only" ] || case " $only " in *" $1 "*) true ;; *) false ;; esac; }
@@ -132,6 +152,122 @@ one()
 	fi
 }
 
+# scif_one KEY TOOL SIZE N REP: one counted run of `scif_bench loop`
+# (bench/scif_bench.c: a server endpoint it forks, and a client, both on
+# this node, SCIF's loopback through scire0). Counting covers the whole
+# program, start-up, connection and windows too, which the N and 2N runs
+# share.
+scif_one()
+{
+	local key=$1 tool=$2 size=$3 n=$4 rep=$5 rc c0 st
+	local -a args
+
+	ID=$((ID + 1)) SCIF_PORT=$((SCIF_PORT + 1))
+	case $tool in
+	scif_send) args=(-s 0 -r 0 -n "$n") ;;
+	scif_writeto) args=(-s "$size" -N "$n" -k writeto -n 0 -r 0) ;;
+	*) say "setupfail $key unknown SCIF row $tool"; return ;;
+	esac
+	cat /proc/modules >"$out/$ID.modules"
+	c0=$(ctxt)
+	"$mark" start
+	timeout -k 5 "$TMO" "$SCIRE_BUILD/bench/scif_bench" loop -p "$SCIF_PORT" "${args[@]}" \
+		>"$out/$ID.client" 2>&1
+	rc=$?
+	"$mark" dump "$ID"
+	"$mark" stop
+	st=ok
+	[ "$rc" = 0 ] || st="fail:$rc"
+	echo "$ID $key $tool $size $n $rep $st $(($(ctxt) - c0))" >>"$out/runs"
+	say "run $ID $key $tool $size $n $rep $st"
+	[ "$st" = ok ] || sed 's/^/COST| scif_bench: /' "$out/$ID.client"
+}
+
+# scif_rows KEY: every SCIF row, N and 2N, REPS times (needs /dev/scif).
+scif_rows()
+{
+	local key=$1 tool size n rep
+
+	if [ ! -c /dev/scif ]; then
+		say "setupfail $key no /dev/scif (scire_scif not loaded): no SCIF rows"
+		return
+	fi
+	while read -r tool size n; do
+		[ -n "$tool" ] || continue
+		for ((rep = 1; rep <= REPS; rep++)); do
+			scif_one "$key" "$tool" "$size" "$n" "$rep"
+			scif_one "$key" "$tool" "$size" $((2 * n)) "$rep"
+		done
+	done <<<"$SCIF_ROWS"
+}
+
+# nvme_one KEY TOOL SIZE N REP NS: one counted fio run on block device NS.
+nvme_one()
+{
+	local key=$1 tool=$2 size=$3 n=$4 rep=$5 ns=$6 rw depth rc c0 st
+
+	ID=$((ID + 1))
+	case $tool in
+	nvme_randread) rw=randread depth=32 ;;
+	nvme_randwrite) rw=randwrite depth=32 ;;
+	nvme_read) rw=read depth=8 ;;
+	nvme_write) rw=write depth=8 ;;
+	*) say "setupfail $key unknown NVMe-oF row $tool"; return ;;
+	esac
+	cat /proc/modules >"$out/$ID.modules"
+	c0=$(ctxt)
+	"$mark" start
+	timeout -k 5 "$TMO" fio --name="$tool" --filename="$ns" --direct=1 --ioengine=libaio \
+		--rw="$rw" --bs="$size" --iodepth="$depth" --size="$NVME_SPAN" \
+		--io_size=$((n * size)) --randseed=5101 --norandommap >"$out/$ID.client" 2>&1
+	rc=$?
+	"$mark" dump "$ID"
+	"$mark" stop
+	st=ok
+	[ "$rc" = 0 ] || st="fail:$rc"
+	echo "$ID $key $tool $size $n $rep $st $(($(ctxt) - c0))" >>"$out/runs"
+	say "run $ID $key $tool $size $n $rep $st"
+	[ "$st" = ok ] || tail -n 20 "$out/$ID.client" | sed 's/^/COST| fio: /'
+}
+
+# nvme_rows KEY DEV: the NVMe-oF rows over RDMA device DEV (on eth0, at
+# NVME_ADDR): target, host, the rows N and 2N REPS times, all undone.
+nvme_rows()
+{
+	local key=$1 dev=$2 ctrl ns tool size n rep err=$out/nvme-$1.err
+
+	[ -n "$NVME_ROWS" ] || return 0
+	if ! command -v fio >/dev/null || ! command -v nvme >/dev/null; then
+		say "setupfail $key no fio or nvme-cli: no NVMe-oF rows"
+		return 0
+	fi
+	if ! modprobe null_blk nr_devices=1 gb=1 memory_backed=1 2>"$err" ||
+	   ! nvme_target_up "$NVME_ADDR" >>"$err" 2>&1; then
+		say "setupfail $key nvmet-rdma target on $dev: $(tr '\n' ' ' <"$err" | cut -c1-300)"
+	elif ! ctrl=$(nvme_host_connect "$NVME_ADDR" 2>>"$err") || ! ns=$(nvme_ns_dev "$ctrl" 1); then
+		say "setupfail $key nvme connect over $dev: $(tail -n 5 "$err" | tr '\n' ' ' | cut -c1-300)"
+	elif ! fio --name=fill --filename="$ns" --direct=1 --ioengine=libaio --rw=write --bs=1M \
+		--iodepth=8 --size="$NVME_SPAN" >>"$err" 2>&1; then
+		say "setupfail $key writing the first $NVME_SPAN of $ns failed"
+	else
+		# nvme-rdma's and nvmet's symbols, for the profile.
+		grep -E '^[0-9a-f]+ [tTwW] ' /proc/kallsyms >"$out/$key.kallsyms"
+		say "config $key NVMe-oF over $dev: namespace $ns"
+		while read -r tool size n; do
+			[ -n "$tool" ] || continue
+			for ((rep = 1; rep <= REPS; rep++)); do
+				nvme_one "$key" "$tool" "$size" "$n" "$rep" "$ns"
+				nvme_one "$key" "$tool" "$size" $((2 * n)) "$rep" "$ns"
+			done
+		done <<<"$NVME_ROWS"
+	fi
+	[ -z "${ctrl:-}" ] || timeout 60 nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1 ||
+		say "note $key nvme disconnect failed"
+	nvme_target_down
+	timeout 30 modprobe -r nvme-rdma nvmet-rdma 2>/dev/null
+	timeout 30 modprobe -r null_blk 2>/dev/null
+}
+
 # rows KEY DEV [ARG...]: every row on DEV, N and 2N, REPS times; ARGs
 # go to every run (siw: -R).
 rows()
@@ -179,10 +315,10 @@ main()
 		if ! rdma_has scire0; then
 			say "setupfail b scire0 does not exist"
 		else
-			wanted b && rows b scire0
+			wanted b && { rows b scire0; scif_rows b; nvme_rows b scire0; }
 			if wanted "b'" && [ -w "$FAST_PATH" ]; then
 				fp=$(cat "$FAST_PATH")
-				echo 0 >"$FAST_PATH" && rows "b'" scire0
+				echo 0 >"$FAST_PATH" && { rows "b'" scire0; scif_rows "b'"; nvme_rows "b'" scire0; }
 				echo "$fp" >"$FAST_PATH"
 			fi
 		fi
@@ -195,6 +331,7 @@ main()
 			say "setupfail a cannot add rxe0"
 		else
 			rows a rxe0
+			nvme_rows a rxe0
 		fi
 		rdma_has rxe0 && timeout 60 rdma link delete rxe0
 		timeout 30 rmmod rdma_rxe 2>/dev/null
@@ -211,6 +348,7 @@ main()
 		else
 			# siw (iWARP) connects through rdma_cm: perftest -R.
 			rows h siw0 -R
+			nvme_rows h siw0
 		fi
 		rdma_has siw0 && timeout 60 rdma link delete siw0
 		timeout 30 rmmod siw 2>/dev/null
