@@ -66,6 +66,10 @@ SPIN_RE = re.compile(
 # kernel (scheduler, timers, clocks, system call entry) is shown beside it
 # but follows time as well as work.
 COLS = ["user", "ulp", "rdma", "dev", "net", "crc"]
+# Bytes an operation may copy besides its payload before the copy target
+# calls it a second copy: the verbs' and SCIF's command structures through
+# copy_{from,to}_user, CQEs, a header or two (a few hundred bytes).
+COPY_SLACK = 512
 # The core kernel's CRC32 routines: RoCEv2's ICRC (scire and rxe), part of
 # the RDMA path's work.
 CRC_RE = re.compile(r"^(__)?(crc32|crc32c|crc32_le|crc32_be|crc_pcl|crc32_pclmul|crc32c_pcl)")
@@ -242,10 +246,14 @@ def targets(results, w):
             if size >= 4096:
                 m = mean(results, key, tool, size, "movs")
                 if m is not None:
+                    # Every byte a rep movs moved counts, the system
+                    # calls' command structures and CQEs too: up to
+                    # COPY_SLACK bytes an operation are not the payload's.
                     lines.append(f"| copies per payload byte, ({key}) | {row} | {m / size:.2f} | "
                                  f"at most {hosts} (sender and receiver in one guest: "
-                                 f"{'one host crossed' if hosts == 1 else 'two hosts, one each'}) | "
-                                 f"{'MET' if m / size <= hosts + 0.005 else 'MISSED'} |")
+                                 f"{'one host crossed' if hosts == 1 else 'two hosts, one each'}; "
+                                 f"{COPY_SLACK} bytes an operation besides) | "
+                                 f"{'MET' if m <= hosts * size + COPY_SLACK else 'MISSED'} |")
     if lines:
         w("")
         w("Targets of issue 50 these rows can judge (means of rep 1 and rep 2; -e rows on their "
