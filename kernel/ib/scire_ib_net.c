@@ -199,12 +199,12 @@ static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
 	skb->ignore_df = 0;
 	/*
 	 * With bottom halves off, as the tunnel drivers call it from their
-	 * ndo_start_xmit: since 6.12.y's stable updates iptunnel_xmit()
-	 * counts its depth in the per-CPU transmit recursion counter, and a
-	 * caller that migrates between its increment and decrement leaves
-	 * one CPU's count too high for good. Past 8, every transmit on that
-	 * CPU through a device without a queue (veth, lo) is dropped as a
-	 * "dead loop".
+	 * ndo_start_xmit: newer kernels' iptunnel_xmit() (Debian's 7.3; the
+	 * IPv6 twin already in bookworm's 6.12.117) count their depth in
+	 * the per-CPU transmit recursion counter, and a caller that migrates
+	 * between the increment and the decrement leaves one CPU's count too
+	 * high for good. Past 8, every transmit on that CPU through a device
+	 * without a queue (veth, lo) is dropped as a "dead loop".
 	 */
 	local_bh_disable();
 	scire_udp_tunnel_xmit_skb(rt, sock->sk, skb, fl.saddr, peer, 0,
