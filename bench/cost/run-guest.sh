@@ -152,27 +152,19 @@ one()
 	fi
 }
 
-# scif_one KEY TOOL SIZE N REP: one counted run of `scif_bench loop`
-# (bench/scif_bench.c: a server endpoint it forks, and a client, both on
-# this node, SCIF's loopback through scire0). Counting covers the whole
-# program, start-up, connection and windows too, which the N and 2N runs
-# share.
-scif_one()
+# counted KEY TOOL SIZE N REP CMD...: one counted run of CMD (its output
+# in DIR/ID.client), between `cost_mark start` and `cost_mark dump ID`,
+# recorded in DIR/runs as one() records perftest's.
+counted()
 {
 	local key=$1 tool=$2 size=$3 n=$4 rep=$5 rc c0 st
-	local -a args
 
-	ID=$((ID + 1)) SCIF_PORT=$((SCIF_PORT + 1))
-	case $tool in
-	scif_send) args=(-s 0 -r 0 -n "$n") ;;
-	scif_writeto) args=(-s "$size" -N "$n" -k writeto -n 0 -r 0) ;;
-	*) say "setupfail $key unknown SCIF row $tool"; return ;;
-	esac
+	shift 5
+	ID=$((ID + 1))
 	cat /proc/modules >"$out/$ID.modules"
 	c0=$(ctxt)
 	"$mark" start
-	timeout -k 5 "$TMO" "$SCIRE_BUILD/bench/scif_bench" loop -p "$SCIF_PORT" "${args[@]}" \
-		>"$out/$ID.client" 2>&1
+	timeout -k 5 "$TMO" "$@" >"$out/$ID.client" 2>&1
 	rc=$?
 	"$mark" dump "$ID"
 	"$mark" stop
@@ -180,7 +172,27 @@ scif_one()
 	[ "$rc" = 0 ] || st="fail:$rc"
 	echo "$ID $key $tool $size $n $rep $st $(($(ctxt) - c0))" >>"$out/runs"
 	say "run $ID $key $tool $size $n $rep $st"
-	[ "$st" = ok ] || sed 's/^/COST| scif_bench: /' "$out/$ID.client"
+	[ "$st" = ok ] || sed "s#^#COST| ${1##*/}: #" "$out/$ID.client"
+}
+
+# scif_one KEY TOOL SIZE N REP: one counted run of `scif_bench loop`
+# (bench/scif_bench.c: a server endpoint it forks, and a client, both on
+# this node, SCIF's loopback through scire0). Counting covers the whole
+# program, start-up, connection and windows too, which the N and 2N runs
+# share.
+scif_one()
+{
+	local key=$1 tool=$2 size=$3 n=$4 rep=$5
+	local -a args
+
+	case $tool in
+	scif_send) args=(-s 0 -r 0 -n "$n") ;;
+	scif_writeto) args=(-s "$size" -N "$n" -k writeto -n 0 -r 0) ;;
+	*) say "setupfail $key unknown SCIF row $tool"; return ;;
+	esac
+	SCIF_PORT=$((SCIF_PORT + 1))
+	counted "$key" "$tool" "$size" "$n" "$rep" \
+		"$SCIRE_BUILD/bench/scif_bench" loop -p "$SCIF_PORT" "${args[@]}"
 }
 
 # scif_rows KEY: every SCIF row, N and 2N, REPS times (needs /dev/scif).
@@ -204,9 +216,8 @@ scif_rows()
 # nvme_one KEY TOOL SIZE N REP NS: one counted fio run on block device NS.
 nvme_one()
 {
-	local key=$1 tool=$2 size=$3 n=$4 rep=$5 ns=$6 rw depth rc c0 st
+	local key=$1 tool=$2 size=$3 n=$4 rep=$5 ns=$6 rw depth
 
-	ID=$((ID + 1))
 	case $tool in
 	nvme_randread) rw=randread depth=32 ;;
 	nvme_randwrite) rw=randwrite depth=32 ;;
@@ -214,20 +225,10 @@ nvme_one()
 	nvme_write) rw=write depth=8 ;;
 	*) say "setupfail $key unknown NVMe-oF row $tool"; return ;;
 	esac
-	cat /proc/modules >"$out/$ID.modules"
-	c0=$(ctxt)
-	"$mark" start
-	timeout -k 5 "$TMO" fio --name="$tool" --filename="$ns" --direct=1 --ioengine=libaio \
+	counted "$key" "$tool" "$size" "$n" "$rep" \
+		fio --name="$tool" --filename="$ns" --direct=1 --ioengine=libaio \
 		--rw="$rw" --bs="$size" --iodepth="$depth" --size="$NVME_SPAN" \
-		--io_size=$((n * size)) --randseed=5101 --norandommap >"$out/$ID.client" 2>&1
-	rc=$?
-	"$mark" dump "$ID"
-	"$mark" stop
-	st=ok
-	[ "$rc" = 0 ] || st="fail:$rc"
-	echo "$ID $key $tool $size $n $rep $st $(($(ctxt) - c0))" >>"$out/runs"
-	say "run $ID $key $tool $size $n $rep $st"
-	[ "$st" = ok ] || tail -n 20 "$out/$ID.client" | sed 's/^/COST| fio: /'
+		--io_size=$((n * size)) --randseed=5101 --norandommap
 }
 
 # nvme_rows KEY DEV: the NVMe-oF rows over RDMA device DEV (on eth0, at
