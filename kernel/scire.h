@@ -24,6 +24,7 @@
 #include <linux/in6.h>
 #include <linux/iosys-map.h>
 #include <linux/smp.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
@@ -470,6 +471,10 @@ struct scire_raw {
  * @ib:		scire_ib only: the port's subnet management state.
  * @ib_pma:	scire_ib only: the PMA's counter baselines.
  * @ib_sock:	scire_ib only: the device's UDP socket (ib/scire_ib_net.c).
+ * @ib_route:	scire_ib only: each CPU's route to the neighbour (or the
+ *		switch), as the tunnel drivers keep theirs.
+ * @ib_route_daddr: scire_ib only: the address each CPU's @ib_route entry
+ *		leads to (the neighbour changes at run time).
  * @ib_hello:	scire_ib only: the once-a-second HELLO and link check.
  * @ib_trap:	scire_ib only: the SMA's pending trap.
  * @mr_xa:	MRs and memory windows by key index (lkey/rkey >> 8).
@@ -527,6 +532,8 @@ struct scire_dev {
 	struct scire_ib_port ib;
 	struct scire_ib_pma_base ib_pma;
 	struct socket __rcu *ib_sock;
+	struct dst_cache ib_route;
+	__be32 __percpu *ib_route_daddr;
 	struct delayed_work ib_hello;
 	struct scire_ib_trap ib_trap;
 

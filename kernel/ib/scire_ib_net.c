@@ -164,6 +164,40 @@ static struct socket *scire_ib_sock_rcu(struct scire_dev *sdev)
 }
 
 /*
+ * The route to @peer through the device's netdev and its source address,
+ * from this CPU's cache when that holds a route to @peer the FIB has not
+ * changed since (dst_cache checks that), else looked up and cached, as
+ * the tunnel drivers keep theirs: not a FIB lookup for every packet.
+ * Caller has bottom halves off (the cache and the address it leads to
+ * are this CPU's) and holds RCU. Returns a route holding a reference, or
+ * an ERR_PTR.
+ */
+static struct rtable *scire_ib_route(struct scire_dev *sdev, struct net *net,
+				     __be32 peer, __be32 *saddr)
+{
+	__be32 *daddr = this_cpu_ptr(sdev->ib_route_daddr);
+	struct flowi4 fl = {
+		.daddr = peer,
+		.flowi4_oif = sdev->netdev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+
+	if (*daddr == peer) {
+		rt = dst_cache_get_ip4(&sdev->ib_route, saddr);
+		if (rt)
+			return rt;
+	}
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return rt;
+	dst_cache_set_ip4(&sdev->ib_route, &rt->dst, fl.saddr);
+	*daddr = peer;
+	*saddr = fl.saddr;
+	return rt;
+}
+
+/*
  * Put the scire_ib header, UDP and IPv4 in front of @skb (skb->data at the
  * scire_ib header's place) and send it to the neighbour, at @peer_port or,
  * for 0, at ib_udp_port. Consumes @skb.
@@ -172,9 +206,9 @@ static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
 			     __be32 peer, u16 peer_port, u8 type, u16 src_port)
 {
 	struct scire_ib_encap *enc;
-	struct flowi4 fl = {};
 	struct socket *sock;
 	struct rtable *rt;
+	__be32 saddr;
 	int ret = 0;
 
 	enc = skb_push(skb, sizeof(*enc));
@@ -188,15 +222,6 @@ static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
 		ret = -ENETDOWN;
 		goto drop;
 	}
-	fl.daddr = peer;
-	fl.flowi4_oif = sdev->netdev->ifindex;
-	fl.flowi4_proto = IPPROTO_UDP;
-	rt = ip_route_output_key(sock_net(sock->sk), &fl);
-	if (IS_ERR(rt)) {
-		ret = PTR_ERR(rt);
-		goto drop;
-	}
-	skb->ignore_df = 0;
 	/*
 	 * With bottom halves off, as the tunnel drivers call it from their
 	 * ndo_start_xmit: newer kernels' iptunnel_xmit() (Debian's 7.3; the
@@ -204,10 +229,18 @@ static int scire_ib_udp_xmit(struct scire_dev *sdev, struct sk_buff *skb,
 	 * the per-CPU transmit recursion counter, and a caller that migrates
 	 * between the increment and the decrement leaves one CPU's count too
 	 * high for good. Past 8, every transmit on that CPU through a device
-	 * without a queue (veth, lo) is dropped as a "dead loop".
+	 * without a queue (veth, lo) is dropped as a "dead loop". The route
+	 * cache is per CPU too.
 	 */
 	local_bh_disable();
-	scire_udp_tunnel_xmit_skb(rt, sock->sk, skb, fl.saddr, peer, 0,
+	rt = scire_ib_route(sdev, sock_net(sock->sk), peer, &saddr);
+	if (IS_ERR(rt)) {
+		local_bh_enable();
+		ret = PTR_ERR(rt);
+		goto drop;
+	}
+	skb->ignore_df = 0;
+	scire_udp_tunnel_xmit_skb(rt, sock->sk, skb, saddr, peer, 0,
 				  ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
 				  htons(src_port),
 				  htons(peer_port ?: scire_ib_udp_port),
@@ -888,11 +921,12 @@ out:
  *
  * Binds a UDP socket to sdev->netdev and ib_udp_port in the netdev's
  * namespace (IPv4). Binding to the device lets scire_ib ports on several
- * netdevs of one namespace share the port number.
+ * netdevs of one namespace share the port number. Allocates the route
+ * cache (per CPU) the sends go through.
  *
  * Context: process context, may sleep.
- * Return: 0; -EADDRINUSE if the port is taken on that netdev; other
- * socket creation errors.
+ * Return: 0; -ENOMEM; -EADDRINUSE if the port is taken on that netdev;
+ * other socket creation errors.
  */
 int scire_ib_net_open(struct scire_dev *sdev)
 {
@@ -909,6 +943,12 @@ int scire_ib_net_open(struct scire_dev *sdev)
 	struct socket *sock;
 	int ret;
 
+	sdev->ib_route_daddr = alloc_percpu(__be32);
+	if (!sdev->ib_route_daddr)
+		return -ENOMEM;
+	ret = dst_cache_init(&sdev->ib_route, GFP_KERNEL);
+	if (ret)
+		return ret;
 	ret = udp_sock_create(dev_net(sdev->netdev), &cfg, &sock);
 	if (ret) {
 		pr_warn("%s: cannot bind UDP port %u for scire_ib: %d\n",
@@ -956,9 +996,15 @@ void scire_ib_net_close(struct scire_dev *sdev)
 	struct socket *sock = rcu_replace_pointer(sdev->ib_sock, NULL, true);
 
 	cancel_delayed_work_sync(&sdev->ib_hello);
-	/* Waits for receivers: none touches @sdev afterwards. */
+	/*
+	 * Waits for receivers and senders (an RCU grace period): none
+	 * touches @sdev afterwards.
+	 */
 	if (sock)
 		scire_udp_tunnel_sock_release(sock);
+	dst_cache_destroy(&sdev->ib_route);
+	free_percpu(sdev->ib_route_daddr);
+	sdev->ib_route_daddr = NULL;
 }
 
 static ssize_t scire_ib_peer_show(struct ib_device *ibdev, u32 port,
