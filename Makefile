@@ -219,8 +219,9 @@ demo:
 	@scripts/demo
 
 # The benchmark matrix (scripts/bench) in one VM boot, rxe and scire side by
-# side, then across the VM pair, rxe to rxe and scire to scire; needs `make`
-# first. QUICK=1: one run per cell, one size, no pair, a few minutes.
+# side, then across the VM pair, rxe to rxe and scire to scire, then the
+# cost per operation (scripts/bench-cost, below); needs `make` first.
+# QUICK=1: one run per cell, one size, no pair, no cost boot, a few minutes.
 # BENCH_OUT: where the markdown goes; the full run's default,
 # bench/results.md, is committed, so a quick run writes elsewhere.
 QUICK		?=
@@ -229,6 +230,7 @@ BENCH_OUT	?= $(if $(bench_quick),$(BUILD)/bench/results-quick.md,bench/results.m
 
 bench:
 	@scripts/bench $(if $(bench_quick),--quick) --out $(BENCH_OUT)
+	$(if $(bench_quick),,@scripts/bench-cost --siw --out $(BENCH_OUT))
 
 # Instructions, system calls, context switches and copies per operation
 # (issue 50), counted by a QEMU TCG plugin in one VM boot of its own:

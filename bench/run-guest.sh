@@ -770,6 +770,52 @@ thp_off()
 	fi
 }
 
+# tcp_pair KEY: one TCP stream (iperf3, BW_SECS, one stream) from the
+# client's host to the server's across the pair's wire, eth0 to eth0: the
+# wire's own ceiling, which the bw rows are held to. RUNS good runs,
+# MAX_ATTEMPTS tries, both hosts alike (the client's verdict decides).
+# Row tcp_bw 9000 (the wire's MTU); VALUE: MiB/s the server received.
+tcp_pair()
+{
+	local key=$1 good=0 try spid r rc v
+
+	for ((try = 0; try < MAX_ATTEMPTS && good < RUNS; try++)); do
+		PORT=$((PORT + 1)) RUN_N=$((RUN_N + 1))
+		if ! is_client; then
+			timeout -k 5 "$RUN_TIMEOUT" iperf3 -s -1 -p "$PORT" >"$scratch/server" 2>&1 &
+			spid=$!
+			if wait_for 10 listening "$spid" "$PORT"; then
+				put ready ok
+			else
+				put ready "iperf3 -s on host $SCIRE_HOST did not listen on TCP port $PORT"
+			fi
+			await cstat $((RUN_TIMEOUT + 60)) >/dev/null || kill "$spid" 2>/dev/null
+			wait "$spid"
+			put sstat "$?"
+			rc=$(await verdict $((RUN_TIMEOUT + 120))) || rc=1
+		else
+			r=$(await ready $((RUN_TIMEOUT + 60))) || r="host $PAIR_SRV never said whether iperf3 listens"
+			rc=1
+			if [ "$r" = ok ] &&
+				timeout -k 5 "$RUN_TIMEOUT" iperf3 -c "$SCIRE_PEER" -p "$PORT" -t "$BW_SECS" -J >"$scratch/client" 2>&1 &&
+				v=$(python3 -c 'import json, sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8 / 1048576))' <"$scratch/client" 2>/dev/null); then
+				rc=0
+			fi
+			put cstat "$rc"
+			await sstat $((RUN_TIMEOUT + 60)) >/dev/null
+			put verdict "$rc"
+			if [ "$rc" = 0 ]; then
+				say "run $key tcp_bw 9000 $v"
+			else
+				[ "$r" = ok ] && r="iperf3 -c $SCIRE_PEER failed"
+				say "fail $key tcp_bw 9000 $r"
+				tail -n 20 "$scratch/client" | sed 's/^/BENCH| /'
+			fi
+		fi
+		[ "$rc" = 0 ] && good=$((good + 1))
+	done
+}
+
 # pair_main: --pair KEY, on both hosts of the VM pair at once.
 pair_main()
 {
@@ -808,6 +854,8 @@ pair_main()
 	tx0=$(eth0_tx)
 	matrix "$key"
 	say "note $key host $SCIRE_HOST's eth0 sent $(delta "$tx0" "$(eth0_tx)") packets during the matrix"
+	# Not in a quick run (it has no pair boot but a configured one).
+	[ "$quick" = 1 ] || tcp_pair "$key"
 	tails "$key"
 
 	# The other way round: a few cells, the ones the targets name (quick:

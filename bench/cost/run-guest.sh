@@ -13,6 +13,7 @@
 #   b'   the same with scire's fast_path module parameter at 0 (wire path)
 #   a    rxe0 on eth0 talking to itself (scire0 deleted, rdma_rxe loaded)
 #   h    siw0 on eth0 talking to itself (with --siw KO; perftest -R)
+#   g    TCP over IPoIB on two scire_ib ports, and over their veth
 #
 # and each row of ROWS (TOOL SIZE N [ARG...]), perftest's server and client run in
 # this one guest, once with -n N and once with -n 2N, and that pair of runs
@@ -95,6 +96,15 @@ nvme_randwrite 4096 1000
 nvme_read 1048576 32
 nvme_write 1048576 32"}
 NVME_SPAN=64M NVME_ADDR=192.168.77.2
+# IPoIB rows (g), TOOL MTU N: N MiB of one iperf3 TCP stream (-n) from
+# init_net to a server in the namespace IB_NS, between the two ends of a
+# veth pair carrying scire_ib ports sib0 and sib1 (opensm on sib0):
+# tcp_veth over the veth's own addresses (the ceiling), ipoib_ud over
+# IPoIB in datagram mode (MTU 2044), ipoib_cm in connected mode (MTU
+# 65520). An operation is one MiB.
+IPOIB_ROWS=${SCIRE_COST_IPOIB_ROWS-"tcp_veth 9000 64
+ipoib_ud 2044 64
+ipoib_cm 65520 64"}
 REPS=2 PORT=19000 ID=0 TMO=300 SCIF_PORT=2400
 
 say() { printf 'COST %s\n' "$*"; }
@@ -154,7 +164,9 @@ one()
 
 # counted KEY TOOL SIZE N REP CMD...: one counted run of CMD (its output
 # in DIR/ID.client), between `cost_mark start` and `cost_mark dump ID`,
-# recorded in DIR/runs as one() records perftest's.
+# recorded in DIR/runs as one() records perftest's. With COUNTED_WAIT
+# set to the PID of a background child of this shell, it waits for that
+# too before the dump (a nonzero exit status fails the run).
 counted()
 {
 	local key=$1 tool=$2 size=$3 n=$4 rep=$5 rc c0 st
@@ -166,6 +178,9 @@ counted()
 	"$mark" start
 	timeout -k 5 "$TMO" "$@" >"$out/$ID.client" 2>&1
 	rc=$?
+	# A server the caller started before counting (COUNTED_WAIT, a
+	# child of this shell) ends inside the count too.
+	[ -z "${COUNTED_WAIT:-}" ] || wait "$COUNTED_WAIT" || rc=$((rc + 100))
 	"$mark" dump "$ID"
 	"$mark" stop
 	st=ok
@@ -269,6 +284,115 @@ nvme_rows()
 	timeout 30 modprobe -r null_blk 2>/dev/null
 }
 
+# ipoib_one KEY TOOL MTU N REP ADDR: one counted iperf3 run of N MiB to
+# a one-off server on ADDR (in IB_NS), started before counting.
+ipoib_one()
+{
+	local key=$1 tool=$2 mtu=$3 n=$4 rep=$5 addr=$6 spid i
+
+	# ip netns exec execs: $! is the server's process, in IB_NS, whose
+	# /proc/PID/net listening() reads.
+	ip netns exec "$IB_NS" timeout -k 5 "$TMO" iperf3 -s -1 -i 0 -B "$addr" >"$out/iperf3.server" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 200; i++)); do
+		listening "$spid" 5201 && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.05
+	done
+	COUNTED_WAIT=$spid counted "$key" "$tool" "$mtu" "$n" "$rep" \
+		iperf3 -c "$addr" -i 0 -n "${n}M"
+}
+
+# ipoib_rows KEY: the IPoIB rows, N and 2N REPS times, over two scire_ib
+# ports set up as make bench's configuration (g) sets them up, all undone.
+ipoib_rows()
+{
+	local key=$1 err=$out/ipoib-$1.err
+
+	[ -n "$IPOIB_ROWS" ] || return 0
+	if ! command -v iperf3 >/dev/null || ! command -v opensm >/dev/null; then
+		say "setupfail $key no iperf3 or opensm: no IPoIB rows"
+		return 0
+	fi
+	# A subshell: the set-up helpers of selftests/lib.sh exit on failure.
+	(
+		osm='' ia='' ib=''
+		ipoib_rc_gone()
+		{
+			! rdma res show qp 2>/dev/null | grep -q 'type RC .*comm \[ib_ipoib\]'
+		}
+		on_exit()
+		{
+			# Connected mode's RC QPs must be reaped before ib_ipoib
+			# goes (see make bench's (g), bench/run-guest.sh).
+			[ -z "$ia" ] || ip link set "$ia" down 2>/dev/null
+			[ -z "$ib" ] || in_ns "$IB_NS" ip link set "$ib" down 2>/dev/null
+			wait_for 20 ipoib_rc_gone || say "note $key IPoIB RC QPs left 20 s after the interfaces went down"
+			[ -z "$osm" ] || kill "$osm" 2>/dev/null
+			timeout 60 modprobe -r ib_ipoib 2>/dev/null
+			ib_link_teardown >/dev/null 2>&1
+		}
+		trap on_exit EXIT
+		# ipoib_mode MODE MTU: both interfaces to MODE with MTU.
+		ipoib_mode()
+		{
+			echo "$1" >"/sys/class/net/$ia/mode" &&
+				in_ns "$IB_NS" sh -c "echo $1 >/sys/class/net/$ib/mode" &&
+				ip link set "$ia" mtu "$2" && in_ns "$IB_NS" ip link set "$ib" mtu "$2"
+		}
+		modprobe ib_umad 2>"$err" || { say "setupfail $key modprobe ib_umad"; exit 0; }
+		ib_link_pair >"$err" 2>&1 && ib_link_up >>"$err" 2>&1 ||
+			{ say "setupfail $key scire_ib ports: $(tr '\n' ' ' <"$err" | cut -c1-300)"; exit 0; }
+		opensm -g "0x$(tr -d : </sys/class/infiniband/sib0/node_guid)" -f /dev/null >/dev/null 2>&1 &
+		osm=$!
+		if ! wait_for 60 ib_port_is sib0 Active || ! wait_for 60 ib_port_is sib1 Active; then
+			say "setupfail $key the ports did not become ACTIVE under opensm"
+			exit 0
+		fi
+		modprobe ib_ipoib 2>"$err" && wait_for 10 ipoib_of sib0 && wait_for 10 ipoib_of sib1 ||
+			{ say "setupfail $key ib_ipoib made no interfaces"; exit 0; }
+		ia=$(ipoib_of sib0) ib=$(ipoib_of sib1)
+		{ ip link set "$ib" netns "$IB_NS" && ip addr add 10.92.0.1/24 dev "$ia" &&
+			ip link set "$ia" up && in_ns "$IB_NS" ip addr add 10.92.0.2/24 dev "$ib" &&
+			in_ns "$IB_NS" ip link set "$ib" up; } 2>"$err" ||
+			{ say "setupfail $key IPoIB addresses: $(tr '\n' ' ' <"$err")"; exit 0; }
+		if ! wait_for 30 ipoib_carrier "" "$ia" || ! wait_for 30 ipoib_carrier "$IB_NS" "$ib"; then
+			say "setupfail $key IPoIB got no carrier (broadcast group not joined)"
+			exit 0
+		fi
+		# ib_ipoib's symbols, for the profile.
+		grep -E '^[0-9a-f]+ [tTwW] ' /proc/kallsyms >"$out/$key.kallsyms"
+		say "config $key IPoIB: $ia (10.92.0.1) <-> $ib (netns $IB_NS, 10.92.0.2) over $IB_IF_A/$IB_IF_B"
+		while read -r tool mtu n; do
+			[ -n "$tool" ] || continue
+			case $tool in
+			tcp_veth) addr=$IB_IP_B ;;
+			ipoib_ud) addr=10.92.0.2 mode=datagram ;;
+			ipoib_cm) addr=10.92.0.2 mode=connected ;;
+			*) say "setupfail $key unknown IPoIB row $tool"; continue ;;
+			esac
+			if [ "$tool" != tcp_veth ] && ! ipoib_mode "$mode" "$mtu" 2>"$err"; then
+				say "setupfail $key $tool: cannot set $mode mode with MTU $mtu: $(tr '\n' ' ' <"$err")"
+				continue
+			fi
+			# Uncounted first: the neighbour's address, and in
+			# connected mode its RC connection, set up once.
+			ip netns exec "$IB_NS" timeout 60 iperf3 -s -1 -B "$addr" >/dev/null 2>&1 &
+			wpid=$!
+			wait_for 10 listening "$wpid" 5201
+			timeout 60 iperf3 -c "$addr" -n 1M >/dev/null 2>&1 ||
+				say "note $key $tool: the warm-up iperf3 failed"
+			wait "$wpid"
+			for ((rep = 1; rep <= REPS; rep++)); do
+				ipoib_one "$key" "$tool" "$mtu" "$n" "$rep" "$addr"
+				ipoib_one "$key" "$tool" "$mtu" $((2 * n)) "$rep" "$addr"
+			done
+		done <<<"$IPOIB_ROWS"
+	)
+	# The subshell's runs are in DIR/runs; go on after its last ID.
+	ID=$(awk '$1 > m { m = $1 } END { print m + 0 }' "$out/runs")
+}
+
 # rows KEY DEV [ARG...]: every row on DEV, N and 2N, REPS times; ARGs
 # go to every run (siw: -R).
 rows()
@@ -354,6 +478,7 @@ main()
 		rdma_has siw0 && timeout 60 rdma link delete siw0
 		timeout 30 rmmod siw 2>/dev/null
 	fi
+	wanted g && ipoib_rows g
 	rdma_has scire0 || timeout 60 rdma link add scire0 type scire netdev eth0
 	say "done $((SECONDS - t0))"
 }
