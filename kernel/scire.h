@@ -136,6 +136,9 @@
  * @SCIRE_CNT_RAW_RX_FRAMES:	Ethernet frames placed in a raw packet QP's
  *				receive WQE (scire_raw.c).
  * @SCIRE_CNT_RAW_TX_FRAMES:	Ethernet frames raw packet QPs sent.
+ * @SCIRE_CNT_GSI_RATE_LIMITED: RoCE: QP1 packets from the wire dropped
+ *				because their source address was over the
+ *				gsi_rate module parameter (scire_gsi_admit()).
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -167,14 +170,16 @@ enum scire_counter {
 	SCIRE_CNT_ODP_PREFETCHES,
 	SCIRE_CNT_RAW_RX_FRAMES,
 	SCIRE_CNT_RAW_TX_FRAMES,
+	SCIRE_CNT_GSI_RATE_LIMITED,
 	SCIRE_CNT_MAX,
 };
 
 /*
  * Why a packet was not delivered or sent. Receive drops are counted (ICRC
- * errors apart from the rest; reasons from SCIRE_DROP_TX_ROUTE on are of
- * packets being sent); every drop frees the skb with kfree_skb(), so drop
- * monitors see it too, and the tracepoint scire_drop names the reason.
+ * errors and QP1 packets over the rate apart from the rest; reasons from
+ * SCIRE_DROP_TX_ROUTE on are of packets being sent); every drop frees the
+ * skb with kfree_skb(), so drop monitors see it too, and the tracepoint
+ * scire_drop names the reason.
  */
 enum scire_drop_reason {
 	SCIRE_DROP_NOMEM,	/* receive: pull or trim failed */
@@ -191,6 +196,7 @@ enum scire_drop_reason {
 	SCIRE_DROP_RXQ_FULL,	/* the QP's receive queue is full */
 	SCIRE_DROP_BACKLOG,	/* the requests held behind a READ are too many */
 	SCIRE_DROP_STALE,	/* a duplicate READ or atomic no resource knows */
+	SCIRE_DROP_GSI_RATE,	/* QP1 packet from a source over gsi_rate */
 	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
 	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
 	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */
@@ -457,6 +463,37 @@ struct scire_raw {
 	struct packet_type tap;
 };
 
+/* A device's QP1 rate limit: buckets, in sets sources hash into. */
+#define SCIRE_GSI_SLOTS		64
+#define SCIRE_GSI_WAYS		4
+
+/**
+ * struct scire_gsi_bucket - one source's token bucket for QP1 packets.
+ * @addr:	the source address; IPv4 as IPv4-mapped IPv6.
+ * @tokens:	packets it may still send, times HZ.
+ * @stamp:	jiffies when @tokens was last refilled.
+ * @used:	the slot holds a source.
+ */
+struct scire_gsi_bucket {
+	struct in6_addr addr;
+	u64 tokens;
+	unsigned long stamp;
+	bool used;
+};
+
+/**
+ * struct scire_gsi_limit - a device's rate limit of QP1 packets per source.
+ * @lock:	protects @slot.
+ * @secret:	random key of the hash that picks a source's set, so that a
+ *		sender cannot choose addresses that land on another's.
+ * @slot:	the buckets, SCIRE_GSI_WAYS to a set.
+ */
+struct scire_gsi_limit {
+	spinlock_t lock;	/* protects slot[] */
+	siphash_key_t secret;
+	struct scire_gsi_bucket slot[SCIRE_GSI_SLOTS];
+};
+
 /**
  * struct scire_dev - one scire ib_device, bound to one Ethernet netdev.
  * @ibdev:	the core device; must stay first (ib_alloc_device).
@@ -520,6 +557,8 @@ struct scire_raw {
  * @raw:	RoCE: the flows of raw packet QPs (scire_raw.c).
  * @num_wq:	live receive WQs, bounded by SCIRE_MAX_SRQ.
  * @wq_next:	numbers of WQs and indirection tables.
+ * @gsi_limit:	RoCE: QP1 packets admitted per source address
+ *		(scire_gsi_admit()).
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -568,6 +607,7 @@ struct scire_dev {
 	struct scire_raw raw;
 	atomic_t num_wq;
 	atomic_t wq_next;
+	struct scire_gsi_limit gsi_limit;
 };
 
 /*

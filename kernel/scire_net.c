@@ -129,6 +129,8 @@ void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
 {
 	if (why == SCIRE_DROP_ICRC)
 		scire_count(sdev, SCIRE_CNT_ICRC_ERRORS, 1);
+	else if (why == SCIRE_DROP_GSI_RATE)
+		scire_count(sdev, SCIRE_CNT_GSI_RATE_LIMITED, 1);
 	else if (why < SCIRE_DROP_TX_ROUTE)
 		scire_count(sdev, SCIRE_CNT_RX_DROPS, 1);
 	else
@@ -528,16 +530,137 @@ static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
 		scire_qp_put(qp);
 }
 
+/* Bounds of gsi_rate and gsi_burst. */
+#define SCIRE_GSI_RATE_MAX	1000000
+
+static unsigned int scire_gsi_rate = 2000;
+static unsigned int scire_gsi_burst = 4000;
+
+static int scire_gsi_rate_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, SCIRE_GSI_RATE_MAX);
+}
+
+static int scire_gsi_burst_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, SCIRE_GSI_RATE_MAX);
+}
+
+static const struct kernel_param_ops scire_gsi_rate_ops = {
+	.set = scire_gsi_rate_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops scire_gsi_burst_ops = {
+	.set = scire_gsi_burst_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(gsi_rate, &scire_gsi_rate_ops, &scire_gsi_rate, 0644);
+MODULE_PARM_DESC(gsi_rate,
+		 "RoCE: QP1 (GSI: connection manager) packets a second one source address may send a device, after a burst of gsi_burst; more are dropped and counted in gsi_rate_limited (0: no limit; default 2000, at most 1000000)");
+module_param_cb(gsi_burst, &scire_gsi_burst_ops, &scire_gsi_burst, 0644);
+MODULE_PARM_DESC(gsi_burst,
+		 "RoCE: QP1 packets one source address may send a device at once before gsi_rate applies (1 to 1000000, default 4000)");
+
+/**
+ * scire_gsi_admit() - may one more QP1 packet from its source be delivered
+ * @sdev: the RoCE device it arrived on.
+ * @skb: the packet, its IP header at the network header.
+ * @ipv6: whether that header is IPv6.
+ *
+ * QP1, the General Service Interface's QP (IBA chapter 13; kept by RoCEv2,
+ * annex A17), carries the communication manager's MADs (IBA chapter 12),
+ * and every connection request
+ * costs the RDMA core a cm_id, its timers and the consumer's handler
+ * before anyone can refuse it. Each source address therefore has a token
+ * bucket: module parameter gsi_burst packets at once, then gsi_rate a
+ * second; beyond that its QP1 packets are dropped here, and the CM of an
+ * honest sender that got there sends them again after its response
+ * timeout. Other sources' packets, and every packet to the other QPs, go
+ * on. gsi_rate 0 turns the limit off.
+ *
+ * Sources share SCIRE_GSI_SLOTS buckets in sets of SCIRE_GSI_WAYS, the set
+ * chosen by siphash under a random key of the device, so no sender can aim
+ * at another's set. A source not in its set takes the way used longest
+ * ago, with a full bucket: an eviction only ever gives a sender more, and
+ * a host that forges many source addresses gets a burst for each
+ * (docs/security.md says so).
+ *
+ * Context: BHs disabled (scire_rcv()); takes @sdev's gsi_limit.lock.
+ * Return: true if the packet may go on, false if its source is over the
+ * rate.
+ */
+static bool scire_gsi_admit(struct scire_dev *sdev, const struct sk_buff *skb,
+			    bool ipv6)
+{
+	unsigned int rate = READ_ONCE(scire_gsi_rate);
+	unsigned int burst = max(READ_ONCE(scire_gsi_burst), 1U);
+	struct scire_gsi_limit *lim = &sdev->gsi_limit;
+	u64 full = (u64)burst * HZ, elapsed;
+	struct scire_gsi_bucket *b, *set;
+	unsigned long now = jiffies;
+	struct in6_addr src;
+	unsigned int i;
+	bool ok;
+
+	if (!rate)
+		return true;
+	if (ipv6)
+		src = ipv6_hdr(skb)->saddr;
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &src);
+
+	set = &lim->slot[(siphash(&src, sizeof(src), &lim->secret) %
+			  (SCIRE_GSI_SLOTS / SCIRE_GSI_WAYS)) * SCIRE_GSI_WAYS];
+	spin_lock(&lim->lock);
+	b = NULL;
+	for (i = 0; i < SCIRE_GSI_WAYS; i++) {
+		if (set[i].used && ipv6_addr_equal(&set[i].addr, &src)) {
+			b = &set[i];
+			break;
+		}
+		if (!b || !set[i].used ||
+		    (b->used && time_before(set[i].stamp, b->stamp)))
+			b = &set[i];
+	}
+	if (!b->used || !ipv6_addr_equal(&b->addr, &src)) {
+		b->addr = src;
+		b->used = true;
+		b->tokens = full;
+	} else {
+		/* Capped, so that elapsed * rate stays far from overflow. */
+		elapsed = min_t(u64, now - b->stamp, full);
+		b->tokens = min(b->tokens + elapsed * rate, full);
+	}
+	b->stamp = now;
+	ok = b->tokens >= HZ;
+	if (ok)
+		b->tokens -= HZ;
+	spin_unlock(&lim->lock);
+	if (!ok && ipv6)
+		net_warn_ratelimited("%s: QP1 packets from %pI6c over gsi_rate (%u a second, burst %u): dropped\n",
+				     dev_name(&sdev->ibdev.dev), &src, rate,
+				     burst);
+	else if (!ok)
+		net_warn_ratelimited("%s: QP1 packets from %pI4 over gsi_rate (%u a second, burst %u): dropped\n",
+				     dev_name(&sdev->ibdev.dev),
+				     &src.s6_addr32[3], rate, burst);
+	return ok;
+}
+
 /*
  * Validate a RoCEv2 packet (IBA 9.6 header checks, annex A17 ICRC) and pass
  * it to its QP. skb->data is the UDP header, the IP header is at the network
- * header and skb->dev is the interface it arrived on. Consumes @skb.
+ * header and skb->dev is the interface it arrived on. @local: it comes from a
+ * device of this host (scire_pkt_send()), whose QP1 packets are not limited
+ * per source. Consumes @skb.
  *
  * Context: BHs disabled (softirq from the socket, or loopback), under RCU,
  * which keeps @sdev alive (scire_net_dev_close() waits for it).
  */
 static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
-		      struct scire_runset *rs)
+		      struct scire_runset *rs, bool local)
 {
 	const struct scire_opcode_info *info;
 	enum scire_drop_reason why;
@@ -620,6 +743,10 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	if (!qpn || mcast != mcast_qpn ||
 	    (mcast && (bth->opcode & SCIRE_OP_TRANSPORT_MASK) != SCIRE_OP_UD)) {
 		why = SCIRE_DROP_QPN;
+		goto drop;
+	}
+	if (qpn == 1 && !local && !scire_gsi_admit(sdev, skb, ipv6)) {
+		why = SCIRE_DROP_GSI_RATE;
 		goto drop;
 	}
 
@@ -711,7 +838,7 @@ static int scire_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	if (ns && skb->dev)
 		sdev = scire_ns_dev_rcu(ns, skb->dev);
 	if (sdev)
-		scire_rcv(sdev, skb, this_cpu_read(scire_tx_runset));
+		scire_rcv(sdev, skb, this_cpu_read(scire_tx_runset), false);
 	else
 		kfree_skb(skb);
 	rcu_read_unlock();
@@ -1818,7 +1945,7 @@ int scire_pkt_send(struct scire_qp *qp, const struct scire_av *av,
 		skb->dev = ndev;
 		skb->pkt_type = PACKET_HOST;
 		local_bh_disable();
-		scire_rcv(target, skb, rs);
+		scire_rcv(target, skb, rs, true);
 		local_bh_enable();
 		rcu_read_unlock();
 		return 0;
