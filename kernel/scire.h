@@ -139,6 +139,10 @@
  * @SCIRE_CNT_GSI_RATE_LIMITED: RoCE: QP1 packets from the wire dropped
  *				because their source address was over the
  *				gsi_rate module parameter (scire_gsi_admit()).
+ * @SCIRE_CNT_ERR_RATE_LIMITED: RoCE: packets from the wire dropped unread
+ *				because their source had more packets
+ *				refused than err_rate allows
+ *				(scire_net_src_error()).
  * @SCIRE_CNT_MAX:		number of counters.
  */
 enum scire_counter {
@@ -171,12 +175,13 @@ enum scire_counter {
 	SCIRE_CNT_RAW_RX_FRAMES,
 	SCIRE_CNT_RAW_TX_FRAMES,
 	SCIRE_CNT_GSI_RATE_LIMITED,
+	SCIRE_CNT_ERR_RATE_LIMITED,
 	SCIRE_CNT_MAX,
 };
 
 /*
  * Why a packet was not delivered or sent. Receive drops are counted (ICRC
- * errors and QP1 packets over the rate apart from the rest; reasons from
+ * errors and packets over a rate per source apart from the rest; reasons from
  * SCIRE_DROP_TX_ROUTE on are of packets being sent); every drop frees the
  * skb with kfree_skb(), so drop monitors see it too, and the tracepoint
  * scire_drop names the reason.
@@ -197,6 +202,7 @@ enum scire_drop_reason {
 	SCIRE_DROP_BACKLOG,	/* the requests held behind a READ are too many */
 	SCIRE_DROP_STALE,	/* a duplicate READ or atomic no resource knows */
 	SCIRE_DROP_GSI_RATE,	/* QP1 packet from a source over gsi_rate */
+	SCIRE_DROP_ERR_RATE,	/* from a source over err_rate's refusals */
 	SCIRE_DROP_TX_ROUTE,	/* no route, no socket, no target device */
 	SCIRE_DROP_TX_INVALID,	/* bad AV or packet from the caller */
 	SCIRE_DROP_TX_NOMEM,	/* headroom or clone for sending failed */
@@ -463,18 +469,18 @@ struct scire_raw {
 	struct packet_type tap;
 };
 
-/* A device's QP1 rate limit: buckets, in sets sources hash into. */
-#define SCIRE_GSI_SLOTS		64
-#define SCIRE_GSI_WAYS		4
+/* A device's limits per source: buckets, in sets sources hash into. */
+#define SCIRE_SRC_SLOTS		64
+#define SCIRE_SRC_WAYS		4
 
 /**
- * struct scire_gsi_bucket - one source's token bucket for QP1 packets.
+ * struct scire_src_bucket - one source address's token bucket.
  * @addr:	the source address; IPv4 as IPv4-mapped IPv6.
  * @tokens:	packets it may still send, times HZ.
  * @stamp:	jiffies when @tokens was last refilled.
  * @used:	the slot holds a source.
  */
-struct scire_gsi_bucket {
+struct scire_src_bucket {
 	struct in6_addr addr;
 	u64 tokens;
 	unsigned long stamp;
@@ -482,16 +488,17 @@ struct scire_gsi_bucket {
 };
 
 /**
- * struct scire_gsi_limit - a device's rate limit of QP1 packets per source.
+ * struct scire_src_limit - a device's rate limit of something per source
+ * address (scire_src_take()).
  * @lock:	protects @slot.
  * @secret:	random key of the hash that picks a source's set, so that a
  *		sender cannot choose addresses that land on another's.
- * @slot:	the buckets, SCIRE_GSI_WAYS to a set.
+ * @slot:	the buckets, SCIRE_SRC_WAYS to a set.
  */
-struct scire_gsi_limit {
+struct scire_src_limit {
 	spinlock_t lock;	/* protects slot[] */
 	siphash_key_t secret;
-	struct scire_gsi_bucket slot[SCIRE_GSI_SLOTS];
+	struct scire_src_bucket slot[SCIRE_SRC_SLOTS];
 };
 
 /**
@@ -559,6 +566,11 @@ struct scire_gsi_limit {
  * @wq_next:	numbers of WQs and indirection tables.
  * @gsi_limit:	RoCE: QP1 packets admitted per source address
  *		(scire_gsi_admit()).
+ * @err_limit:	RoCE: refused packets per source address
+ *		(scire_net_src_error()).
+ * @err_limit_until: RoCE: jiffies until which some source may be over
+ *		its refusals, so received packets are looked up in
+ *		@err_limit (0: none has been).
  */
 struct scire_dev {
 	struct ib_device ibdev;
@@ -607,7 +619,9 @@ struct scire_dev {
 	struct scire_raw raw;
 	atomic_t num_wq;
 	atomic_t wq_next;
-	struct scire_gsi_limit gsi_limit;
+	struct scire_src_limit gsi_limit;
+	struct scire_src_limit err_limit;
+	unsigned long err_limit_until;
 };
 
 /*
@@ -972,6 +986,9 @@ struct scire_mcg {
  *		the payload may sit in page fragments of the sender's MR,
  *		and a message is segmented by SCIRE_LOCAL_MTU, not the path
  *		MTU. Set by the sender before scire_pkt_send().
+ * @wire:	a RoCE packet from another host: the source address of
+ *		its IP header is its sender's, and its refusal counts
+ *		against that source (scire_net_src_error()).
  * @ib:		a scire_ib packet: no IP header; @slid, @sl and
  *		@dlid_path_bits stand for its LRH.
  * @ib_grh:	a scire_ib packet with a GRH, at the skb's network header.
@@ -991,6 +1008,7 @@ struct scire_pkt {
 	bool ackreq;
 	bool se;
 	bool local;
+	bool wire;
 	bool ib;
 	bool ib_grh;
 	u8 sl;
@@ -1732,6 +1750,9 @@ int scire_av_init(struct scire_dev *sdev, struct scire_av *av,
 struct sk_buff *scire_pkt_alloc(struct scire_qp *qp, const struct scire_av *av,
 				u32 len, gfp_t gfp);
 bool scire_net_av_local(struct scire_dev *sdev, const struct scire_av *av);
+void scire_src_limit_init(struct scire_src_limit *lim);
+void scire_net_src_error(struct scire_dev *sdev, const struct in6_addr *src);
+void scire_net_av_error(struct scire_dev *sdev, const struct scire_av *av);
 struct scire_qp *scire_net_direct_peer(struct scire_qp *qp);
 void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
 		    enum scire_drop_reason why);

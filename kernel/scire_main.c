@@ -271,9 +271,8 @@ int scire_dev_add(const char *ibdev_name, struct net_device *ndev,
 	sdev->port_state = scire_netdev_port_state(ndev);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	get_random_bytes(&sdev->key_secret, sizeof(sdev->key_secret));
-	spin_lock_init(&sdev->gsi_limit.lock);
-	get_random_bytes(&sdev->gsi_limit.secret,
-			 sizeof(sdev->gsi_limit.secret));
+	scire_src_limit_init(&sdev->gsi_limit);
+	scire_src_limit_init(&sdev->err_limit);
 	xa_init_flags(&sdev->cq_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC);

@@ -131,6 +131,8 @@ void scire_net_drop(struct scire_dev *sdev, struct sk_buff *skb,
 		scire_count(sdev, SCIRE_CNT_ICRC_ERRORS, 1);
 	else if (why == SCIRE_DROP_GSI_RATE)
 		scire_count(sdev, SCIRE_CNT_GSI_RATE_LIMITED, 1);
+	else if (why == SCIRE_DROP_ERR_RATE)
+		scire_count(sdev, SCIRE_CNT_ERR_RATE_LIMITED, 1);
 	else if (why < SCIRE_DROP_TX_ROUTE)
 		scire_count(sdev, SCIRE_CNT_RX_DROPS, 1);
 	else
@@ -497,71 +499,130 @@ static bool scire_unit_path_ok(const struct scire_qp *qp,
 	       from->daddr.in4.sin_addr.s_addr == av->saddr.in4.sin_addr.s_addr;
 }
 
-/*
- * Hand a parsed packet to its QP if the QP takes its transport and it
- * comes from the QP's peer: by the IP header (@ipv6 says which), or for a
- * same-host unit by the sender's AV @from. Consumes @skb.
- */
-static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
-			 const struct scire_av *from, bool ipv6,
-			 struct scire_runset *rs)
-{
-	struct scire_qp *qp;
-
-	qp = scire_qp_get(sdev, scire_pkt(skb)->qpn);
-	if (!qp)
-		scire_net_drop(sdev, skb, SCIRE_DROP_NO_QP);
-	else if (!scire_rcv_transport_ok(qp, scire_pkt(skb)->opcode))
-		scire_net_drop(sdev, skb, SCIRE_DROP_QP_TYPE);
-	else if (from ? !scire_unit_path_ok(qp, from) :
-			!scire_rcv_path_ok(qp, skb, ipv6))
-		scire_net_drop(sdev, skb, SCIRE_DROP_QP_PATH);
-	else if (scire_pkt(skb)->ib && !scire_ib_qp_pkey_ok(qp, skb))
-		scire_net_drop(sdev, skb, SCIRE_DROP_PKEY);
-	else
-		/*
-		 * A wire packet comes in a softirq or the loopback, BHs off; a
-		 * unit from a process-context run (no BHs off: its work item
-		 * or run set takes it) or from a softirq run (BHs off: it runs
-		 * here, nesting bounded, as a wire packet's QP does).
-		 */
-		scire_qp_rcv(qp, skb, rs, !from || in_softirq());
-	if (qp)
-		scire_qp_put(qp);
-}
-
-/* Bounds of gsi_rate and gsi_burst. */
-#define SCIRE_GSI_RATE_MAX	1000000
+/* Bounds of the rate limits' module parameters. */
+#define SCIRE_SRC_RATE_MAX	1000000
 
 static unsigned int scire_gsi_rate = 2000;
 static unsigned int scire_gsi_burst = 4000;
+static unsigned int scire_err_rate = 1000;
+static unsigned int scire_err_burst = 2000;
 
-static int scire_gsi_rate_set(const char *val, const struct kernel_param *kp)
+static int scire_src_rate_set(const char *val, const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 0, SCIRE_GSI_RATE_MAX);
+	return param_set_uint_minmax(val, kp, 0, SCIRE_SRC_RATE_MAX);
 }
 
-static int scire_gsi_burst_set(const char *val, const struct kernel_param *kp)
+static int scire_src_burst_set(const char *val, const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 1, SCIRE_GSI_RATE_MAX);
+	return param_set_uint_minmax(val, kp, 1, SCIRE_SRC_RATE_MAX);
 }
 
-static const struct kernel_param_ops scire_gsi_rate_ops = {
-	.set = scire_gsi_rate_set,
+static const struct kernel_param_ops scire_src_rate_ops = {
+	.set = scire_src_rate_set,
 	.get = param_get_uint,
 };
 
-static const struct kernel_param_ops scire_gsi_burst_ops = {
-	.set = scire_gsi_burst_set,
+static const struct kernel_param_ops scire_src_burst_ops = {
+	.set = scire_src_burst_set,
 	.get = param_get_uint,
 };
 
-module_param_cb(gsi_rate, &scire_gsi_rate_ops, &scire_gsi_rate, 0644);
+module_param_cb(gsi_rate, &scire_src_rate_ops, &scire_gsi_rate, 0644);
 MODULE_PARM_DESC(gsi_rate,
 		 "RoCE: QP1 (GSI: connection manager) packets a second one source address may send a device, after a burst of gsi_burst; more are dropped and counted in gsi_rate_limited (0: no limit; default 2000, at most 1000000)");
-module_param_cb(gsi_burst, &scire_gsi_burst_ops, &scire_gsi_burst, 0644);
+module_param_cb(gsi_burst, &scire_src_burst_ops, &scire_gsi_burst, 0644);
 MODULE_PARM_DESC(gsi_burst,
 		 "RoCE: QP1 packets one source address may send a device at once before gsi_rate applies (1 to 1000000, default 4000)");
+module_param_cb(err_rate, &scire_src_rate_ops, &scire_err_rate, 0644);
+MODULE_PARM_DESC(err_rate,
+		 "RoCE: refused packets (malformed, bad ICRC, no such QP, bad R_Key...) a second one source address may send a device, after a burst of err_burst; while it is over, its packets are dropped unread and counted in err_rate_limited (0: no limit; default 1000, at most 1000000)");
+module_param_cb(err_burst, &scire_src_burst_ops, &scire_err_burst, 0644);
+MODULE_PARM_DESC(err_burst,
+		 "RoCE: refused packets one source address may send a device at once before err_rate applies (1 to 1000000, default 2000)");
+
+/**
+ * scire_src_limit_init() - set up a device's rate limit per source address
+ * @lim: the limit, zeroed memory
+ *
+ * Context: process; the limit is not in use yet.
+ */
+void scire_src_limit_init(struct scire_src_limit *lim)
+{
+	spin_lock_init(&lim->lock);
+	get_random_bytes(&lim->secret, sizeof(lim->secret));
+}
+
+/*
+ * The token bucket of @src in @lim, refilled at @rate a second up to
+ * @burst (rate > 0, burst > 0). Return: whether it holds a token; with
+ * @take, one is taken then.
+ *
+ * Sources share SCIRE_SRC_SLOTS buckets in sets of SCIRE_SRC_WAYS, the set
+ * chosen by siphash under a random key of the limit, so no sender can aim
+ * at another's set. A source not in its set takes the way used longest
+ * ago, with a full bucket: an eviction only ever gives a sender more, and
+ * a host that forges many source addresses gets a burst for each
+ * (docs/security.md says so).
+ *
+ * Context: any; takes @lim->lock with interrupts off (the responder may
+ * call it under a lock that has them off).
+ */
+static bool scire_src_take(struct scire_src_limit *lim,
+			   const struct in6_addr *src, unsigned int rate,
+			   unsigned int burst, bool take)
+{
+	u64 full = (u64)burst * HZ, elapsed;
+	struct scire_src_bucket *b, *set;
+	unsigned long now, flags;
+	unsigned int i;
+	bool ok;
+
+	set = &lim->slot[(siphash(src, sizeof(*src), &lim->secret) %
+			  (SCIRE_SRC_SLOTS / SCIRE_SRC_WAYS)) * SCIRE_SRC_WAYS];
+	spin_lock_irqsave(&lim->lock, flags);
+	/* Read under the lock: never before another CPU's stamp. */
+	now = jiffies;
+	b = NULL;
+	for (i = 0; i < SCIRE_SRC_WAYS; i++) {
+		if (set[i].used && ipv6_addr_equal(&set[i].addr, src)) {
+			b = &set[i];
+			break;
+		}
+		if (!b || !set[i].used ||
+		    (b->used && time_before(set[i].stamp, b->stamp)))
+			b = &set[i];
+	}
+	if (!b->used || !ipv6_addr_equal(&b->addr, src)) {
+		if (!take) {
+			/* Only looking: an unknown source is not over. */
+			spin_unlock_irqrestore(&lim->lock, flags);
+			return true;
+		}
+		b->addr = *src;
+		b->used = true;
+		b->tokens = full;
+	} else {
+		/* Capped, so that elapsed * rate stays far from overflow. */
+		elapsed = min_t(u64, now - b->stamp, full);
+		b->tokens = min(b->tokens + elapsed * rate, full);
+	}
+	b->stamp = now;
+	ok = b->tokens >= HZ;
+	if (ok && take)
+		b->tokens -= HZ;
+	spin_unlock_irqrestore(&lim->lock, flags);
+	return ok;
+}
+
+/* The source address of a received RoCE packet, IPv4 as IPv4-mapped. */
+static void scire_skb_src(const struct sk_buff *skb, bool ipv6,
+			  struct in6_addr *src)
+{
+	if (ipv6)
+		*src = ipv6_hdr(skb)->saddr;
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, src);
+}
 
 /**
  * scire_gsi_admit() - may one more QP1 packet from its source be delivered
@@ -571,21 +632,14 @@ MODULE_PARM_DESC(gsi_burst,
  *
  * QP1, the General Service Interface's QP (IBA chapter 13; kept by RoCEv2,
  * annex A17), carries the communication manager's MADs (IBA chapter 12),
- * and every connection request
- * costs the RDMA core a cm_id, its timers and the consumer's handler
- * before anyone can refuse it. Each source address therefore has a token
- * bucket: module parameter gsi_burst packets at once, then gsi_rate a
- * second; beyond that its QP1 packets are dropped here, and the CM of an
- * honest sender that got there sends them again after its response
- * timeout. Other sources' packets, and every packet to the other QPs, go
- * on. gsi_rate 0 turns the limit off.
- *
- * Sources share SCIRE_GSI_SLOTS buckets in sets of SCIRE_GSI_WAYS, the set
- * chosen by siphash under a random key of the device, so no sender can aim
- * at another's set. A source not in its set takes the way used longest
- * ago, with a full bucket: an eviction only ever gives a sender more, and
- * a host that forges many source addresses gets a burst for each
- * (docs/security.md says so).
+ * and every connection request costs the RDMA core a cm_id, its timers
+ * and the consumer's handler before anyone can refuse it. Each source
+ * address therefore has a token bucket (scire_src_take()): module
+ * parameter gsi_burst packets at once, then gsi_rate a second; beyond
+ * that its QP1 packets are dropped here, and the CM of an honest sender
+ * that got there sends them again after its response timeout. Other
+ * sources' packets, and every packet to the other QPs, go on. gsi_rate 0
+ * turns the limit off.
  *
  * Context: BHs disabled (scire_rcv()); takes @sdev's gsi_limit.lock.
  * Return: true if the packet may go on, false if its source is over the
@@ -596,57 +650,160 @@ static bool scire_gsi_admit(struct scire_dev *sdev, const struct sk_buff *skb,
 {
 	unsigned int rate = READ_ONCE(scire_gsi_rate);
 	unsigned int burst = max(READ_ONCE(scire_gsi_burst), 1U);
-	struct scire_gsi_limit *lim = &sdev->gsi_limit;
-	u64 full = (u64)burst * HZ, elapsed;
-	struct scire_gsi_bucket *b, *set;
-	unsigned long now = jiffies;
 	struct in6_addr src;
-	unsigned int i;
-	bool ok;
 
 	if (!rate)
 		return true;
+	scire_skb_src(skb, ipv6, &src);
+	if (scire_src_take(&sdev->gsi_limit, &src, rate, burst, true))
+		return true;
 	if (ipv6)
-		src = ipv6_hdr(skb)->saddr;
-	else
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &src);
-
-	set = &lim->slot[(siphash(&src, sizeof(src), &lim->secret) %
-			  (SCIRE_GSI_SLOTS / SCIRE_GSI_WAYS)) * SCIRE_GSI_WAYS];
-	spin_lock(&lim->lock);
-	b = NULL;
-	for (i = 0; i < SCIRE_GSI_WAYS; i++) {
-		if (set[i].used && ipv6_addr_equal(&set[i].addr, &src)) {
-			b = &set[i];
-			break;
-		}
-		if (!b || !set[i].used ||
-		    (b->used && time_before(set[i].stamp, b->stamp)))
-			b = &set[i];
-	}
-	if (!b->used || !ipv6_addr_equal(&b->addr, &src)) {
-		b->addr = src;
-		b->used = true;
-		b->tokens = full;
-	} else {
-		/* Capped, so that elapsed * rate stays far from overflow. */
-		elapsed = min_t(u64, now - b->stamp, full);
-		b->tokens = min(b->tokens + elapsed * rate, full);
-	}
-	b->stamp = now;
-	ok = b->tokens >= HZ;
-	if (ok)
-		b->tokens -= HZ;
-	spin_unlock(&lim->lock);
-	if (!ok && ipv6)
 		net_warn_ratelimited("%s: QP1 packets from %pI6c over gsi_rate (%u a second, burst %u): dropped\n",
 				     dev_name(&sdev->ibdev.dev), &src, rate,
 				     burst);
-	else if (!ok)
+	else
 		net_warn_ratelimited("%s: QP1 packets from %pI4 over gsi_rate (%u a second, burst %u): dropped\n",
 				     dev_name(&sdev->ibdev.dev),
 				     &src.s6_addr32[3], rate, burst);
-	return ok;
+	return false;
+}
+
+/**
+ * scire_net_src_error() - count a refused packet against its source
+ * @sdev: the RoCE device that refused it.
+ * @src: the packet's source address (IPv4 as IPv4-mapped), from another
+ *	host.
+ *
+ * A refused packet (malformed, wrong ICRC, P_Key, destination GID or QPN,
+ * no such QP, not from the QP's peer, an R_Key or range the responder
+ * refuses) costs its receiver the checks that found it out, the ICRC
+ * over the whole packet among them, and queues nothing. Each source has a
+ * token bucket of refusals (scire_src_take()): module parameter err_burst
+ * at once, then err_rate a second. A source that has spent it gets all its
+ * packets dropped unread by scire_rcv() (scire_src_over()) until its
+ * bucket refills: a flood of bad packets then costs one look-up each,
+ * and other sources go on. err_rate 0 turns the limit off.
+ *
+ * Context: any; takes @sdev's err_limit.lock.
+ */
+void scire_net_src_error(struct scire_dev *sdev, const struct in6_addr *src)
+{
+	unsigned int rate = READ_ONCE(scire_err_rate);
+	unsigned int burst = max(READ_ONCE(scire_err_burst), 1U);
+
+	if (!rate || scire_src_take(&sdev->err_limit, src, rate, burst, true))
+		return;
+	WRITE_ONCE(sdev->err_limit_until, jiffies + HZ);
+	if (ipv6_addr_v4mapped(src))
+		net_warn_ratelimited("%s: refused packets from %pI4 over err_rate (%u a second, burst %u): its packets are dropped while it stays over\n",
+				     dev_name(&sdev->ibdev.dev),
+				     &src->s6_addr32[3], rate, burst);
+	else
+		net_warn_ratelimited("%s: refused packets from %pI6c over err_rate (%u a second, burst %u): its packets are dropped while it stays over\n",
+				     dev_name(&sdev->ibdev.dev), src, rate,
+				     burst);
+}
+
+/**
+ * scire_net_av_error() - count a refusal against a QP's peer
+ * @sdev: the RoCE device whose responder refused a request.
+ * @av: the QP's address vector (RC, UC: its packets come from its
+ *	destination address).
+ *
+ * scire_net_src_error() for the peer's address, unless the peer is on
+ * this host (the fast path, or the wire path looped back) or the device
+ * is scire_ib.
+ *
+ * Context: any; takes RCU and @sdev's err_limit.lock.
+ */
+void scire_net_av_error(struct scire_dev *sdev, const struct scire_av *av)
+{
+	struct in6_addr src;
+
+	if (!READ_ONCE(scire_err_rate))
+		return;
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		src = av->daddr.in6.sin6_addr;
+	else if (av->network_type == RDMA_NETWORK_IPV4)
+		ipv6_addr_set_v4mapped(av->daddr.in4.sin_addr.s_addr, &src);
+	else
+		return;
+	if (!scire_net_av_local(sdev, av))
+		scire_net_src_error(sdev, &src);
+}
+
+/*
+ * Whether @skb's source is over its refusals: only looked up while some
+ * source may be (scire_net_src_error() set err_limit_until), so packets
+ * cost one read of it otherwise. Context: BHs disabled.
+ */
+static bool scire_src_over(struct scire_dev *sdev, const struct sk_buff *skb,
+			   bool ipv6)
+{
+	unsigned long until = READ_ONCE(sdev->err_limit_until);
+	unsigned int rate = READ_ONCE(scire_err_rate);
+	struct in6_addr src;
+
+	if (!until || !rate || !time_before(jiffies, until))
+		return false;
+	scire_skb_src(skb, ipv6, &src);
+	return !scire_src_take(&sdev->err_limit, &src, rate,
+			       max(READ_ONCE(scire_err_burst), 1U), false);
+}
+
+/* Drop a packet scire_rcv() refused, counting it against its source. */
+static void scire_rcv_refuse(struct scire_dev *sdev, struct sk_buff *skb,
+			     bool ipv6, enum scire_drop_reason why)
+{
+	struct in6_addr src;
+
+	scire_skb_src(skb, ipv6, &src);
+	scire_net_src_error(sdev, &src);
+	scire_net_drop(sdev, skb, why);
+}
+
+/*
+ * Hand a parsed packet to its QP if the QP takes its transport and it
+ * comes from the QP's peer: by the IP header (@ipv6 says which), or for a
+ * same-host unit by the sender's AV @from. Consumes @skb.
+ */
+static void scire_rcv_qp(struct scire_dev *sdev, struct sk_buff *skb,
+			 const struct scire_av *from, bool ipv6,
+			 struct scire_runset *rs)
+{
+	enum scire_drop_reason why = SCIRE_DROP_NO_QP;
+	bool deliver = false;
+	struct scire_qp *qp;
+
+	qp = scire_qp_get(sdev, scire_pkt(skb)->qpn);
+	if (!qp)
+		why = SCIRE_DROP_NO_QP;
+	else if (!scire_rcv_transport_ok(qp, scire_pkt(skb)->opcode))
+		why = SCIRE_DROP_QP_TYPE;
+	else if (from ? !scire_unit_path_ok(qp, from) :
+			!scire_rcv_path_ok(qp, skb, ipv6))
+		why = SCIRE_DROP_QP_PATH;
+	else if (scire_pkt(skb)->ib && !scire_ib_qp_pkey_ok(qp, skb))
+		why = SCIRE_DROP_PKEY;
+	else
+		deliver = true;
+	if (deliver) {
+		/*
+		 * A wire packet comes in a softirq or the loopback, BHs off; a
+		 * unit from a process-context run (no BHs off: its work item
+		 * or run set takes it) or from a softirq run (BHs off: it runs
+		 * here, nesting bounded, as a wire packet's QP does).
+		 */
+		scire_qp_rcv(qp, skb, rs, !from || in_softirq());
+		scire_qp_put(qp);
+		return;
+	}
+	if (qp)
+		scire_qp_put(qp);
+	if (scire_pkt(skb)->wire)
+		scire_rcv_refuse(sdev, skb, ipv6, why);
+	else
+		scire_net_drop(sdev, skb, why);
 }
 
 /*
@@ -682,8 +839,14 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	why = SCIRE_DROP_MALFORMED;
 	if (skb_transport_header(skb) != skb->data ||
 	    !pskb_may_pull(skb, sizeof(struct udphdr)) ||
-	    !scire_rcv_l3_ok(skb, &ipv6))
-		goto drop;
+	    !scire_rcv_l3_ok(skb, &ipv6)) {
+		scire_net_drop(sdev, skb, why);
+		return;
+	}
+	if (!local && scire_src_over(sdev, skb, ipv6)) {
+		scire_net_drop(sdev, skb, SCIRE_DROP_ERR_RATE);
+		return;
+	}
 	ulen = ntohs(udp_hdr(skb)->len);
 	if (ulen < sizeof(struct udphdr) || ulen > skb->len)
 		goto drop;
@@ -746,12 +909,13 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 	if (qpn == 1 && !local && !scire_gsi_admit(sdev, skb, ipv6)) {
-		why = SCIRE_DROP_GSI_RATE;
-		goto drop;
+		scire_net_drop(sdev, skb, SCIRE_DROP_GSI_RATE);
+		return;
 	}
 
 	pkt = scire_net_pkt_fill(skb, sdev, bth,
 				 len - info->hdr_len - pad - SCIRE_ICRC_SIZE);
+	pkt->wire = !local;
 	if (pskb_trim(skb, info->hdr_len + pkt->paylen)) {
 		why = SCIRE_DROP_NOMEM;
 		goto drop;
@@ -769,7 +933,10 @@ static void scire_rcv(struct scire_dev *sdev, struct sk_buff *skb,
 	return;
 
 drop:
-	scire_net_drop(sdev, skb, why);
+	if (!local && why != SCIRE_DROP_NOMEM)
+		scire_rcv_refuse(sdev, skb, ipv6, why);
+	else
+		scire_net_drop(sdev, skb, why);
 }
 
 /**

@@ -249,6 +249,17 @@ static void scire_resp_abort(struct scire_qp *qp)
 }
 
 /*
+ * A request refused for its R_Key, range or rights: counted, and when the
+ * peer is another host counted against its address too
+ * (scire_net_av_error(): err_rate).
+ */
+static void scire_resp_refused(struct scire_qp *qp)
+{
+	scire_count(qp->sdev, SCIRE_CNT_RESP_REM_ACCESS_ERR, 1);
+	scire_net_av_error(qp->sdev, &qp->av);
+}
+
+/*
  * A fatal responder error (IBA 9.9, classes A and C; CQ overrun):
  * NAK with @nak at @psn (RC), complete the receive WQE in hand with
  * @status, and move the QP to ERR; the worker flushes the rest.
@@ -259,7 +270,7 @@ static void scire_resp_fail(struct scire_qp *qp, enum scire_nak_code nak,
 	struct scire_resp *resp = &qp->resp;
 
 	if (nak == SCIRE_NAK_REMOTE_ACCESS_ERR)
-		scire_count(qp->sdev, SCIRE_CNT_RESP_REM_ACCESS_ERR, 1);
+		scire_resp_refused(qp);
 	scire_resp_nak(qp, SCIRE_AETH_NAK | nak, psn);
 	if (resp->wqe_valid)
 		scire_resp_complete_err(qp, status);
@@ -290,7 +301,7 @@ static void scire_resp_reject(struct scire_qp *qp, enum scire_nak_code nak,
 		return;
 	}
 	if (nak == SCIRE_NAK_REMOTE_ACCESS_ERR)
-		scire_count(qp->sdev, SCIRE_CNT_RESP_REM_ACCESS_ERR, 1);
+		scire_resp_refused(qp);
 	scire_resp_drop_msg(qp);
 }
 

@@ -43,6 +43,7 @@ static const struct rdma_stat_desc scire_counter_desc[SCIRE_CNT_MAX] = {
 	[SCIRE_CNT_RAW_RX_FRAMES] = { .name = "raw_rx_frames" },
 	[SCIRE_CNT_RAW_TX_FRAMES] = { .name = "raw_tx_frames" },
 	[SCIRE_CNT_GSI_RATE_LIMITED] = { .name = "gsi_rate_limited" },
+	[SCIRE_CNT_ERR_RATE_LIMITED] = { .name = "err_rate_limited" },
 };
 
 /**

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# A remote host flooding connection requests is rate-limited per source
-# (scire's gsi_rate and gsi_burst, docs/security.md), from the attacker's
-# side. Three network namespaces on one bridge, each with a scire device:
+# A remote host flooding connection requests, or packets the device
+# refuses, is rate-limited per source (scire's gsi_rate and gsi_burst,
+# err_rate and err_burst; docs/security.md), from the attacker's side. Three network namespaces on one bridge, each with a scire device:
 # grA (10.81.0.1) an honest client, grB (10.81.0.2) the target, grC
 # (10.81.0.3) the attacker. With gsi_rate 5 and gsi_burst 10, grC floods
 # grB with rdma_cm requests to a port where nothing listens
@@ -17,8 +17,12 @@
 #   - grB's gsi_rate_limited counter grows, and the kernel log names grC's
 #     address as over the rate, never grA's.
 # Then gsi_rate 0 (no limit): a short flood is answered in full and
-# nothing more is counted. Out-of-range values of both parameters are
-# refused.
+# nothing more is counted. Then err_rate 50 and err_burst 100: grC sends
+# grB RoCEv2 packets with a wrong ICRC as fast as a UDP socket goes while
+# grA runs rping again: rping completes; grB checks no more of
+# grC's packets than the bucket allows (icrc_errors grows by at most 100
+# + 50 a second), drops the rest unread (err_rate_limited), and the log
+# names grC. Out-of-range values of the four parameters are refused.
 # shellcheck disable=SC2317 # functions run by trap
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -31,10 +35,11 @@ params=/sys/module/scire/parameters
 	skip "scire has no gsi_rate parameter (not loaded?)"
 rate0=$(cat "$params/gsi_rate")
 burst0=$(cat "$params/gsi_burst")
+erate0=$(cat "$params/err_rate")
+eburst0=$(cat "$params/err_burst")
 net=10.81.0
 br=brgr
 port=19400
-flood_secs=15
 
 cleanup()
 {
@@ -42,6 +47,8 @@ cleanup()
 	wait 2>/dev/null
 	echo "$burst0" >"$params/gsi_burst"
 	echo "$rate0" >"$params/gsi_rate"
+	echo "$eburst0" >"$params/err_burst"
+	echo "$erate0" >"$params/err_rate"
 	for h in A B C; do
 		rdma_has "gr$h" && timeout 60 rdma link delete "gr$h"
 		[ -e "/run/netns/gr$h" ] && ip netns del "gr$h"
@@ -52,14 +59,15 @@ cleanup()
 trap cleanup EXIT
 
 # --- the parameters refuse what is out of range ------------------------------
-for bad in "gsi_rate 1000001" "gsi_burst 0" "gsi_burst 1000001" "gsi_rate -1"; do
+for bad in "gsi_rate 1000001" "gsi_burst 0" "gsi_burst 1000001" "gsi_rate -1" \
+	"err_rate 1000001" "err_burst 0" "err_burst 1000001" "err_rate x"; do
 	read -r p v <<<"$bad"
 	if echo "$v" >"$params/$p" 2>/dev/null; then
 		fail "$p took $v"
 	fi
 done
-[ "$(cat "$params/gsi_rate") $(cat "$params/gsi_burst")" = "$rate0 $burst0" ] ||
-	fail "a refused value changed a parameter"
+[ "$(cat "$params/gsi_rate") $(cat "$params/gsi_burst") $(cat "$params/err_rate") $(cat "$params/err_burst")" = \
+	"$rate0 $burst0 $erate0 $eburst0" ] || fail "a refused value changed a parameter"
 
 # --- the segment: grA, grB, grC on bridge brgr --------------------------------
 if ! res=$(ip link add "$br" type bridge 2>&1); then
@@ -89,7 +97,8 @@ done
 ipA=$net.1 ipB=$net.2 ipC=$net.3
 
 # flood SECONDS GIVE_UP_MS: grC's flood at grB in the background ($flood),
-# its output in $out; returns once it is under way.
+# its output in $out; returns once it is under way. It stops after
+# SECONDS, or at flood_end.
 flood()
 {
 	out=$(mktemp)
@@ -101,9 +110,11 @@ flood()
 	}
 }
 
-# flood_end: wait for the flood; its status in $frc, its output printed.
+# flood_end: stop the flood (if it still runs) and wait for it; its status
+# in $frc, its output printed.
 flood_end()
 {
+	kill -TERM "$flood" 2>/dev/null
 	wait "$flood"
 	frc=$?
 	flood=
@@ -115,7 +126,8 @@ echo 10 >"$params/gsi_burst" && echo 5 >"$params/gsi_rate" ||
 	fail "cannot set gsi_rate 5, gsi_burst 10"
 lim0=$(rdma_counter grB gsi_rate_limited) || fail "grB has no gsi_rate_limited counter"
 mark=$(kmsg_mark)
-flood "$flood_secs" 500
+# Until rping is done (at most 120 s): the honest run must overlap it.
+flood 120 500
 started=$SECONDS
 cm_rping grB "$ipB" grA 64 20 $((port + 10)) ||
 	fail "rping from grA to grB failed beside grC's flood"
@@ -150,6 +162,7 @@ echo "limited: rping from grA completed in ${honest} s beside the flood; grB ans
 echo 0 >"$params/gsi_rate" || fail "cannot set gsi_rate 0"
 lim0=$(rdma_counter grB gsi_rate_limited)
 flood 5 10000
+wait "$flood"
 flood_end
 [ "$frc" = 0 ] || fail "the unlimited flood's checks failed (status $frc)"
 read -r answered unanswered < <(sed -n 's/^answered \([0-9]*\), unanswered \([0-9]*\)$/\1 \2/p' "$out")
@@ -157,4 +170,72 @@ lim1=$(rdma_counter grB gsi_rate_limited)
 [ "${unanswered:-x}" = 0 ] || fail "with gsi_rate 0, $unanswered of grC's requests went unanswered"
 [ "$lim1" = "$lim0" ] || fail "with gsi_rate 0, gsi_rate_limited grew ($lim0 -> $lim1)"
 echo "no limit: grB answered all $answered of grC's requests; gsi_rate_limited stayed $lim0"
+echo "$rate0" >"$params/gsi_rate"
+
+# --- refused packets: err_rate 50, err_burst 100 ------------------------------
+echo 100 >"$params/err_burst" && echo 50 >"$params/err_rate" ||
+	fail "cannot set err_rate 50, err_burst 100"
+icrc0=$(rdma_counter grB icrc_errors)
+erl0=$(rdma_counter grB err_rate_limited) || fail "grB has no err_rate_limited counter"
+mark=$(kmsg_mark)
+out=$(mktemp)
+# A UC SEND Only (opcode 0x24) to QP 0x11 with P_Key 0xffff, 16 bytes of
+# payload and an ICRC that is wrong: it passes every check of the
+# receiver up to the ICRC, which it computes over the whole packet.
+# It runs until SIGTERM (at most 120 s) and prints how many it sent in
+# how long.
+ip netns exec grC python3 - "$ipB" 120 >"$out" 2>&1 <<'PY' &
+import signal, socket, sys, time
+stop = False
+def on_term(*_):
+    global stop
+    stop = True
+signal.signal(signal.SIGTERM, on_term)
+bth = bytes([0x24, 0, 0xff, 0xff, 0, 0, 0, 0x11, 0, 0, 0, 1])
+pkt = bth + bytes(16) + b'\xde\xad\xbe\xef'
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+t0 = time.monotonic()
+end = t0 + float(sys.argv[2])
+n = 0
+print('flooding', flush=True)
+while not stop and time.monotonic() < end:
+    for _ in range(100):
+        s.sendto(pkt, (sys.argv[1], 4791))
+    n += 100
+print(f'sent {n} packets with a wrong ICRC in {time.monotonic() - t0:.1f} s', flush=True)
+PY
+flood=$!
+wait_for 30 grep -q flooding "$out" || fail "the ICRC flood did not start: $(cat "$out")"
+started=$SECONDS
+cm_rping grB "$ipB" grA 64 20 $((port + 20)) ||
+	fail "rping from grA to grB failed beside grC's ICRC flood"
+honest=$((SECONDS - started))
+alive=1
+kill -0 "$flood" 2>/dev/null || alive=0
+kill -TERM "$flood" 2>/dev/null
+wait "$flood"
+frc=$?
+flood=
+cat "$out"
+[ "$alive" = 1 ] || fail "the ICRC flood had ended before rping did: no overlap"
+[ "$frc" = 0 ] || fail "the ICRC flood failed (status $frc)"
+read -r sent fsecs < <(sed -n 's/^sent \([0-9]*\) packets with a wrong ICRC in \([0-9.]*\) s$/\1 \2/p' "$out")
+[ -n "${fsecs:-}" ] || fail "cannot read what the ICRC flood sent"
+icrc1=$(rdma_counter grB icrc_errors)
+erl1=$(rdma_counter grB err_rate_limited)
+checked=$((icrc1 - icrc0)) limited=$((erl1 - erl0))
+# 100 at once, 50 a second over the flood and the second around it.
+bound=$(awk -v s="$fsecs" 'BEGIN { printf "%d", 100 + 50 * (s + 1) + 0.999 }')
+[ "$checked" -gt 0 ] || fail "grB counted none of grC's packets as ICRC errors"
+[ "$checked" -le "$bound" ] ||
+	fail "grB checked $checked of grC's packets; the bucket allows $bound"
+[ "$limited" -gt 0 ] || fail "err_rate_limited of grB did not grow"
+[ $((checked + limited)) -le "$sent" ] ||
+	fail "grB counted $checked + $limited of $sent packets sent"
+kmsg_since "$mark" | grep -q "refused packets from $ipC over err_rate" ||
+	fail "no kernel log line names $ipC as over err_rate"
+if kmsg_since "$mark" | grep "refused packets from $ipA over err_rate"; then
+	fail "the honest client $ipA was limited"
+fi
+echo "refusals limited: rping from grA completed in ${honest} s beside the ICRC flood; of $sent packets grB checked $checked (at most $bound) and dropped $limited unread (err_rate_limited); the rest were lost before it"
 exit 0
