@@ -121,6 +121,21 @@ flood_end()
 	cat "$out"
 }
 
+# beside WHAT PORT: rping -v -V from grA to grB on PORT while grC's WHAT
+# ($flood) runs, then stop it (flood_end); fails unless rping completed,
+# the flood outlasted it and ended well. Sets $honest (rping's seconds).
+beside()
+{
+	local started=$SECONDS alive=1
+
+	cm_rping grB "$ipB" grA 64 20 "$2" || fail "rping from grA to grB failed beside grC's $1"
+	honest=$((SECONDS - started))
+	kill -0 "$flood" 2>/dev/null || alive=0
+	flood_end
+	[ "$alive" = 1 ] || fail "the $1 had ended before rping did: no overlap"
+	[ "$frc" = 0 ] || fail "the $1 failed (status $frc)"
+}
+
 # --- limited: gsi_rate 5, gsi_burst 10 ----------------------------------------
 echo 10 >"$params/gsi_burst" && echo 5 >"$params/gsi_rate" ||
 	fail "cannot set gsi_rate 5, gsi_burst 10"
@@ -128,15 +143,7 @@ lim0=$(rdma_counter grB gsi_rate_limited) || fail "grB has no gsi_rate_limited c
 mark=$(kmsg_mark)
 # Until rping is done (at most 120 s): the honest run must overlap it.
 flood 120 500
-started=$SECONDS
-cm_rping grB "$ipB" grA 64 20 $((port + 10)) ||
-	fail "rping from grA to grB failed beside grC's flood"
-honest=$((SECONDS - started))
-alive=1
-kill -0 "$flood" 2>/dev/null || alive=0
-flood_end
-[ "$alive" = 1 ] || fail "the flood had ended before rping did: no overlap"
-[ "$frc" = 0 ] || fail "the flood's checks failed (status $frc)"
+beside "flood of requests" $((port + 10))
 lim1=$(rdma_counter grB gsi_rate_limited)
 secs=$(sed -n 's/^\([0-9.]*\) s of requests.*/\1/p' "$out")
 rejected=$(sed -n 's/.*rejected with reason 8 \([0-9]*\),.*/\1/p' "$out")
@@ -206,19 +213,7 @@ print(f'sent {n} packets with a wrong ICRC in {time.monotonic() - t0:.1f} s', fl
 PY
 flood=$!
 wait_for 30 grep -q flooding "$out" || fail "the ICRC flood did not start: $(cat "$out")"
-started=$SECONDS
-cm_rping grB "$ipB" grA 64 20 $((port + 20)) ||
-	fail "rping from grA to grB failed beside grC's ICRC flood"
-honest=$((SECONDS - started))
-alive=1
-kill -0 "$flood" 2>/dev/null || alive=0
-kill -TERM "$flood" 2>/dev/null
-wait "$flood"
-frc=$?
-flood=
-cat "$out"
-[ "$alive" = 1 ] || fail "the ICRC flood had ended before rping did: no overlap"
-[ "$frc" = 0 ] || fail "the ICRC flood failed (status $frc)"
+beside "ICRC flood" $((port + 20))
 read -r sent fsecs < <(sed -n 's/^sent \([0-9]*\) packets with a wrong ICRC in \([0-9.]*\) s$/\1 \2/p' "$out")
 [ -n "${fsecs:-}" ] || fail "cannot read what the ICRC flood sent"
 icrc1=$(rdma_counter grB icrc_errors)
