@@ -179,15 +179,21 @@ counted()
 	timeout -k 5 "$TMO" "$@" >"$out/$ID.client" 2>&1
 	rc=$?
 	# A server the caller started before counting (COUNTED_WAIT, a
-	# child of this shell) ends inside the count too.
-	[ -z "${COUNTED_WAIT:-}" ] || wait "$COUNTED_WAIT" || rc=$((rc + 100))
+	# child of this shell) ends inside the count too; when the client
+	# failed it may never have been reached, so it is not waited for.
+	if [ -n "${COUNTED_WAIT:-}" ]; then
+		[ "$rc" = 0 ] || kill "$COUNTED_WAIT" 2>/dev/null
+		wait "$COUNTED_WAIT" || rc=$((rc + 100))
+	fi
 	"$mark" dump "$ID"
 	"$mark" stop
 	st=ok
 	[ "$rc" = 0 ] || st="fail:$rc"
 	echo "$ID $key $tool $size $n $rep $st $(($(ctxt) - c0))" >>"$out/runs"
 	say "run $ID $key $tool $size $n $rep $st"
-	[ "$st" = ok ] || sed "s#^#COST| ${1##*/}: #" "$out/$ID.client"
+	[ "$st" = ok ] && return 0
+	sed "s#^#COST| ${1##*/}: #" "$out/$ID.client"
+	return 1
 }
 
 # scif_one KEY TOOL SIZE N REP: one counted run of `scif_bench loop`
@@ -285,22 +291,33 @@ nvme_rows()
 }
 
 # ipoib_one KEY TOOL MTU N REP ADDR: one counted iperf3 run of N MiB to
-# a one-off server on ADDR (in IB_NS), started before counting.
+# a one-off server on ADDR (in IB_NS), started before counting. A failed
+# run is tried once more after the neighbour is resolved again: on a
+# loaded host IPoIB's address resolution (an SA path query under opensm)
+# can time out and iperf3 then says "No route to host"; the analysis
+# keeps the run that succeeded.
 ipoib_one()
 {
-	local key=$1 tool=$2 mtu=$3 n=$4 rep=$5 addr=$6 spid i
+	local key=$1 tool=$2 mtu=$3 n=$4 rep=$5 addr=$6 spid i try
 
-	# ip netns exec execs: $! is the server's process, in IB_NS, whose
-	# /proc/PID/net listening() reads.
-	ip netns exec "$IB_NS" timeout -k 5 "$TMO" iperf3 -s -1 -i 0 -B "$addr" >"$out/iperf3.server" 2>&1 &
-	spid=$!
-	for ((i = 0; i < 200; i++)); do
-		listening "$spid" 5201 && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.05
+	for try in 1 2; do
+		# ip netns exec execs: $! is the server's process, in IB_NS,
+		# whose /proc/PID/net listening() reads.
+		ip netns exec "$IB_NS" timeout -k 5 "$TMO" iperf3 -s -1 -i 0 -B "$addr" >"$out/iperf3.server" 2>&1 &
+		spid=$!
+		for ((i = 0; i < 200; i++)); do
+			listening "$spid" 5201 && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.05
+		done
+		COUNTED_WAIT=$spid counted "$key" "$tool" "$mtu" "$n" "$rep" \
+			iperf3 -c "$addr" -i 0 -n "${n}M" && return 0
+		[ "$try" = 2 ] && return 1
+		say "note $key $tool $n MiB rep $rep failed: resolving $addr again, one more try"
+		ip neigh flush to "$addr" 2>/dev/null
+		ping -c 3 -W 5 "$addr" >/dev/null 2>&1 ||
+			say "note $key $tool: $addr does not answer ping either"
 	done
-	COUNTED_WAIT=$spid counted "$key" "$tool" "$mtu" "$n" "$rep" \
-		iperf3 -c "$addr" -i 0 -n "${n}M"
 }
 
 # ipoib_rows KEY: the IPoIB rows, N and 2N REPS times, over two scire_ib
