@@ -22,7 +22,13 @@
 # grA runs rping again: rping completes; grB checks no more of
 # grC's packets than the bucket allows (icrc_errors grows by at most 100
 # + 50 a second), drops the rest unread (err_rate_limited), and the log
-# names grC. Out-of-range values of the four parameters are refused.
+# names grC. Then grC guesses rkeys (scire_rkey_guess -D: UC RDMA WRITEs
+# with keys that cannot be right into a page of grB's with live regions)
+# while grA runs rping again: rping completes, not one byte of the page
+# changes, the write with the key grB granted lands once grC's bucket
+# refills, grB refuses no more of the guesses than the bucket allows
+# (resp_remote_access_errors) and drops the rest unread. Out-of-range
+# values of the four parameters are refused.
 # shellcheck disable=SC2317 # functions run by trap
 # shellcheck source-path=SCRIPTDIR
 set -u
@@ -30,6 +36,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 prog=$(need_prog scire_cm_flood) || exit 1
+guess=$(need_prog scire_rkey_guess) || exit 1
 params=/sys/module/scire/parameters
 [ -w "$params/gsi_rate" ] && [ -w "$params/gsi_burst" ] ||
 	skip "scire has no gsi_rate parameter (not loaded?)"
@@ -234,4 +241,34 @@ if kmsg_since "$mark" | grep "refused packets from $ipA over err_rate"; then
 	fail "the honest client $ipA was limited"
 fi
 echo "refusals limited: rping from grA completed in ${honest} s beside the ICRC flood; of $sent packets grB checked $checked (at most $bound) and dropped $limited unread (err_rate_limited); the rest were lost before it"
+
+# --- bad rkeys from another host: err_rate 50, err_burst 100 ------------------
+# One process holds both ends (the RDMA core shares devices between
+# namespaces): the victim's regions on grB, the guessing client's QP on
+# grC, whose packets leave through grC's gr0 and cross the bridge. Its
+# flood ends at SIGTERM (flood_end), then it checks the page and counters.
+acc0=$(rdma_counter grB resp_remote_access_errors) || fail "grB has no resp_remote_access_errors counter"
+erl0=$(rdma_counter grB err_rate_limited)
+mark=$(kmsg_mark)
+out=$(mktemp)
+"$guess" -d grB -D grC -t 120 >"$out" 2>&1 &
+flood=$!
+wait_for 60 grep -q flooding "$out" || fail "the rkey-guessing flood did not start: $(cat "$out")"
+beside "rkey-guessing flood" $((port + 30))
+read -r guesses gsecs < <(sed -n 's/^\([0-9]*\) guesses in \([0-9.]*\) s$/\1 \2/p' "$out")
+[ -n "${gsecs:-}" ] || fail "cannot read what the rkey-guessing flood sent"
+acc1=$(rdma_counter grB resp_remote_access_errors)
+erl1=$(rdma_counter grB err_rate_limited)
+refused=$((acc1 - acc0)) limited=$((erl1 - erl0))
+# As the ICRC flood's bound, and the granted write's tries (at most 120).
+bound=$(awk -v s="$gsecs" 'BEGIN { printf "%d", 100 + 50 * (s + 2) + 0.999 }')
+[ "$refused" -le "$bound" ] ||
+	fail "grB refused $refused of grC's rkey guesses one by one; the bucket allows $bound"
+[ "$limited" -gt 0 ] || fail "err_rate_limited of grB did not grow beside the rkey guesses"
+kmsg_since "$mark" | grep -q "refused packets from $ipC over err_rate" ||
+	fail "no kernel log line names $ipC as over err_rate for the rkey guesses"
+if kmsg_since "$mark" | grep "refused packets from $ipA over err_rate"; then
+	fail "the honest client $ipA was limited"
+fi
+echo "rkey guesses limited: rping from grA completed in ${honest} s beside them; of $guesses guesses grB refused $refused (at most $bound) and dropped $limited unread; not one byte written"
 exit 0

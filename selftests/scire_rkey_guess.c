@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * scire_rkey_guess -d DEV [-g GIDIDX] [-t SECONDS]
+ * scire_rkey_guess -d DEV [-g GIDIDX] [-t SECONDS [-D CDEV [-G CGIDIDX]]]
  *
  * A client that guesses rkeys, against a victim with live regions. The
  * victim (its own device context and PD, as another process would have)
@@ -30,7 +30,20 @@
  * "flooding" when it starts), then the same checks: keys that cannot be
  * right (the other key bytes of the indices seen, and the client's own
  * keys, of another PD), so that a long flood never hits by chance;
- * selftests/99-rkey-guess.sh runs honest traffic beside it.
+ * selftests/99-rkey-guess.sh runs honest traffic beside it. SIGTERM ends
+ * the flood early and goes on to the checks.
+ *
+ * With -D, the client is on device CDEV (through its GID CGIDIDX, or its
+ * first RoCE v2 GID with an IPv4 address), another host as far as the
+ * victim's device DEV can tell: selftests/64-rate-limits.sh gives each a
+ * network namespace of its own on one bridge, so the guesses cross the
+ * wire and DEV's per-source limit (err_rate) applies to them. A guess
+ * DEV drops unread over the limit is counted in err_rate_limited, not
+ * resp_remote_access_errors, and a packet may be lost on the way, so the
+ * check is that the two counters together grew by no more than the
+ * guesses sent, and the write with the granted key is repeated (every
+ * 0.5 s, UC drops it silently while the client's address is over the
+ * limit) until it lands.
  *
  * A guess hits by chance with probability about NV * guesses / 2^32 when
  * keys are unpredictable (here about 1 in 20,000 runs); a key scheme with a
@@ -39,6 +52,7 @@
  * Copyright (c) 2026 The scire authors.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "scire_rc.h"
@@ -61,8 +75,15 @@ struct side {
 
 static long page;
 static const char *dev;
+static volatile sig_atomic_t stop;
 
-static void side_new(struct side *s)
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void side_new(struct side *s, const char *name)
 {
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_UC,
@@ -70,7 +91,7 @@ static void side_new(struct side *s)
 			 .max_recv_sge = 1 },
 	};
 
-	s->ctx = t_open_device(dev);
+	s->ctx = t_open_device(name);
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd)
 		t_fatal("ibv_alloc_pd: %s", t_errname(errno));
@@ -83,14 +104,15 @@ static void side_new(struct side *s)
 		t_fatal("create UC QP: %s", t_errname(errno));
 }
 
-static uint64_t access_errors(void)
+/* The victim device's port counter name. */
+static uint64_t dev_counter(const char *name)
 {
 	char path[256];
 	unsigned long long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/resp_remote_access_errors", dev);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev,
+		 name);
 	f = fopen(path, "r");
 	if (!f)
 		t_fatal("%s: %s", path, t_errname(errno));
@@ -98,6 +120,11 @@ static uint64_t access_errors(void)
 		t_fatal("%s: not a number", path);
 	fclose(f);
 	return v;
+}
+
+static uint64_t access_errors(void)
+{
+	return dev_counter("resp_remote_access_errors");
 }
 
 static struct ibv_mr *reg(struct ibv_pd *pd, void *buf, int access)
@@ -154,12 +181,14 @@ static void write_guess(struct side *c, struct ibv_sge *sge, uint64_t va, uint32
 int main(int argc, char **argv)
 {
 	uint32_t seen[NA + 1], hidden[NV];
-	uint64_t counter0, guesses = 0, counted;
+	uint64_t counter0, limited0 = 0, guesses = 0, counted, limited = 0;
+	const char *cdev = NULL;
+	int cgid = -1, tries = 0;
 	struct ibv_mr *own[NA], *granted, *vmr[NV], *cmr;
 	uint8_t *vbuf, *cbuf, *pattern;
 	volatile uint32_t *landed;
 	struct t_rc_opts o;
-	struct t_path path;
+	struct t_path path, cpath, vside, cside;
 	struct ibv_context *probe;
 	struct side v, c;
 	struct ibv_sge sge;
@@ -168,21 +197,43 @@ int main(int argc, char **argv)
 	uint64_t hidden_va;
 	double end, flood = 0;
 
-	/* -t SECONDS: the flood; the rest are t_rc_start()'s options. */
-	for (i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], "-t")) {
+	/*
+	 * -t SECONDS: the flood; -D CDEV, -G CGIDIDX: the client's device;
+	 * the rest are t_rc_start()'s options.
+	 */
+	for (i = 1; i + 1 < argc; ) {
+		if (!strcmp(argv[i], "-t"))
 			flood = atof(argv[i + 1]);
-			memmove(&argv[i], &argv[i + 2], (argc - i - 1) * sizeof(*argv));
-			argc -= 2;
-			break;
+		else if (!strcmp(argv[i], "-D"))
+			cdev = argv[i + 1];
+		else if (!strcmp(argv[i], "-G"))
+			cgid = atoi(argv[i + 1]);
+		else {
+			i++;
+			continue;
 		}
+		memmove(&argv[i], &argv[i + 2], (argc - i - 1) * sizeof(*argv));
+		argc -= 2;
+	}
+	if (cdev && flood <= 0)
+		t_fatal("-D needs -t: the client on another device floods");
 	probe = t_rc_start("scire_rkey_guess", argc, argv, 0, &o, &path);
 	dev = o.dev;
 	page = sysconf(_SC_PAGESIZE);
-	side_new(&v);
-	side_new(&c);
-	t_rc_connect(v.qp, c.qp->qp_num, 0x10, 0x20, &path);
-	t_rc_connect(c.qp, v.qp->qp_num, 0x20, 0x10, &path);
+	side_new(&v, dev);
+	vside = cside = path;
+	if (cdev) {
+		/* Each QP's destination GID is the other device's. */
+		ibv_close_device(t_open_path(cdev, cgid, &cpath));
+		vside.gid = cpath.gid;
+		cside.gid = path.gid;
+		cside.gid_index = cpath.gid_index;
+		if (cpath.mtu < path.mtu)
+			vside.mtu = cside.mtu = cpath.mtu;
+	}
+	side_new(&c, cdev ? cdev : dev);
+	t_rc_connect(v.qp, c.qp->qp_num, 0x10, 0x20, &vside);
+	t_rc_connect(c.qp, v.qp->qp_num, 0x20, 0x10, &cside);
 
 	vbuf = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cbuf = mmap(NULL, (NA + 1) * page, PROT_READ | PROT_WRITE,
@@ -214,6 +265,8 @@ int main(int argc, char **argv)
 	sge = (struct ibv_sge){ .addr = (uintptr_t)cbuf, .length = 8, .lkey = cmr->lkey };
 
 	counter0 = access_errors();
+	if (cdev)
+		limited0 = dev_counter("err_rate_limited");
 
 	/* Guesses; a guess equal to a hidden key is a bug of the test. */
 #define GUESS(k) do {							\
@@ -228,9 +281,10 @@ int main(int argc, char **argv)
 	} while (0)
 
 	if (flood > 0) {
+		signal(SIGTERM, on_term);
 		printf("flooding\n");
 		end = t_now() + flood;
-		while (t_now() < end)
+		while (!stop && t_now() < end)
 			for (i = 0; i <= NA; i++) {
 				for (b = 0; b < 256; b++)
 					if (b != (int)(seen[i] & 0xff))
@@ -238,7 +292,7 @@ int main(int argc, char **argv)
 				if (i < NA)
 					GUESS(seen[i]);
 			}
-		printf("%" PRIu64 " guesses in %.0f s\n", guesses, flood);
+		printf("%" PRIu64 " guesses in %.1f s\n", guesses, flood - (end - t_now()));
 		goto granted;
 	}
 	for (i = 0; i <= NA; i++) {
@@ -264,18 +318,32 @@ int main(int argc, char **argv)
 granted:
 	/* The granted key works: its write lands, after every guess (UC order). */
 	memcpy(cbuf, &(uint32_t){ MARK }, 4);
-	write_guess(&c, &sge, (uintptr_t)vbuf, granted->rkey);
 	landed = (volatile uint32_t *)vbuf;
 	end = t_now() + 60;
-	while (*landed != MARK && t_now() < end)
-		sched_yield();
+	do {
+		double again = t_now() + 0.5;
+
+		write_guess(&c, &sge, (uintptr_t)vbuf, granted->rkey);
+		tries++;
+		while (*landed != MARK && t_now() < (cdev ? again : end))
+			sched_yield();
+	} while (*landed != MARK && t_now() < end);
 	if (*landed != MARK)
 		t_fatal("the WRITE with the granted rkey did not land in 60 s: the channel does not work, nothing is shown");
-	/* The counter is bumped before the next request is looked at. */
+	if (tries > 1)
+		printf("the WRITE with the granted rkey landed at try %d\n", tries);
+	/*
+	 * The counters are bumped before the next request is looked at, and
+	 * every guess went before the write that landed (one UC QP, in
+	 * order); across the wire a lost guess is never counted, so only
+	 * the same host waits for the count to come level.
+	 */
 	end = t_now() + 10;
 	do {
 		counted = access_errors() - counter0;
-	} while (counted < guesses && t_now() < end);
+		if (cdev)
+			limited = dev_counter("err_rate_limited") - limited0;
+	} while (!cdev && counted < guesses && t_now() < end);
 
 	for (i = 0; i < page; i++)
 		changed += vbuf[page + i] != pattern[i];
@@ -283,11 +351,24 @@ granted:
 		t_fail("%d bytes of the hidden page changed: a guess was accepted", changed);
 	else
 		printf("not one byte of the hidden page (%d regions) changed\n", NV);
-	if (counted != guesses)
+	if (cdev) {
+		/* The granted writes before the one that landed may be dropped unread too. */
+		if (!counted || counted + limited > guesses + tries - 1)
+			t_fail("resp_remote_access_errors +%" PRIu64 " and err_rate_limited +%" PRIu64
+			       " for %" PRIu64 " guesses from %s",
+			       counted, limited, guesses, cdev);
+		else
+			printf("from %s: resp_remote_access_errors +%" PRIu64
+			       ", err_rate_limited +%" PRIu64 ", %" PRIu64 " lost on the way\n",
+			       cdev, counted, limited,
+			       guesses + tries - 1 > counted + limited ?
+			       guesses + tries - 1 - counted - limited : 0);
+	} else if (counted != guesses) {
 		t_fail("resp_remote_access_errors grew by %" PRIu64 ", %" PRIu64 " guesses were refused",
 		       counted, guesses);
-	else
+	} else {
 		printf("resp_remote_access_errors: +%" PRIu64 ", one per guess\n", counted);
+	}
 	if (ibv_poll_cq(v.cq, 1, &wc) != 0)
 		t_fail("the victim's CQ holds a completion (wr_id %" PRIu64 ", %s)", wc.wr_id,
 		       ibv_wc_status_str(wc.status));
