@@ -9,7 +9,9 @@
 # while mapped (deferred until munmap), close before and after munmap on
 # both sides, and four rounds of fence signals and INIT_PEER marks whose
 # 4 MiB of data is read through a mapping as soon as the signal is there.
-# Round 1: this VM's node 0, client and server forked (SCIF loopback).
+# Round 1: this VM's node 0, client and server forked (SCIF loopback);
+# the client's endpoint is refused at a port nobody listens on before it
+# connects, and its mappings must work on that second attempt.
 # Round 2: node 1 (nsA) and node 2 (nsB), network namespaces joined by a
 # veth pair with scireA and scireB on its ends, as 101 does: two nodes of
 # one kernel. Round 3: scif_get_pages()/scif_put_pages() from a kernel

@@ -24,9 +24,7 @@
 # line, while node 1, beside the flood, connects on its first try and
 # runs scif_user's sizes client against node 2 (every RMA kind from 1
 # byte to a 2 MiB window with the data checked, fences, the stream that
-# steers it) to the end. (Not scif_user's full client: its scif_mmap()
-# of the same-kernel peer's window failed with ENODEV once beside a
-# flood, a matter of scif_mmap.c's peer lookup, not of the limit.)
+# steers it) to the end.
 # shellcheck disable=SC2317 # functions run by trap
 # shellcheck source-path=SCRIPTDIR
 set -u

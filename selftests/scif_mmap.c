@@ -6,7 +6,9 @@
  *
  *   scif_mmap server PORT        accept one connection on PORT, serve it
  *   scif_mmap client NODE PORT   connect to NODE:PORT and run the checks
- *   scif_mmap loop               both, forked, on this node (loopback)
+ *   scif_mmap loop               both, forked, on this node (loopback); the
+ *                                client's endpoint is first refused at
+ *                                another port and then connects again
  *
  * The server registers, at fixed offsets: two 2-page windows back to back
  * (W1 at W1_OFF, W2 right after it), a read-only page (RO_OFF), a page
@@ -349,7 +351,15 @@ static void client_fork(scif_epd_t epd, unsigned char *m)
 	check(!mismatch(m, 4 * PG, 4), "fork: the parent's mapping still works");
 }
 
-static int client(int node, int port)
+/*
+ * The client. With refused_port, its endpoint first connects to that port,
+ * where nobody listens, and must be refused (ECONNREFUSED); the same
+ * endpoint then connects to PORT, and every mapping below must work on
+ * that second connection as on a first (a failed attempt once left the
+ * endpoint out of the kernel's table of local peers, and scif_mmap()
+ * failed with ENODEV).
+ */
+static int client(int node, int port, int refused_port)
 {
 	unsigned char *m, *m1, *m2, *ro, *un, *data, *flag, *sdata, *sflag;
 	struct scif_port_id dst = { .node = node, .port = port };
@@ -360,6 +370,14 @@ static int client(int node, int port)
 	epd = scif_open();
 	if (epd < 0)
 		die("scif_open");
+	if (refused_port) {
+		struct scif_port_id none = { .node = node, .port = refused_port };
+
+		errno = 0;
+		check(scif_connect(epd, &none) < 0 && errno == ECONNREFUSED,
+		      "connect to port %d, where nobody listens, is refused (ECONNREFUSED)",
+		      refused_port);
+	}
 	for (int i = 0; scif_connect(epd, &dst) < 0; i++) {
 		/* The server (another namespace's program) may not listen yet. */
 		if (errno != ECONNREFUSED || i == 100)
@@ -495,7 +513,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "server"))
 		return server(atoi(argv[2]), -1);
 	if (argc == 4 && !strcmp(argv[1], "client")) {
-		ret = client(atoi(argv[2]), atoi(argv[3]));
+		ret = client(atoi(argv[2]), atoi(argv[3]), 0);
 		printf("# %s: %d checks, %d failed\n", who, checks, failures);
 		return ret;
 	}
@@ -506,7 +524,7 @@ int main(int argc, char **argv)
 		if (scif_get_node_ids(&self, 1, &self) < 0)
 			die("scif_get_node_ids");
 		pid = start_server(server, 2600);
-		ret = client(self, 2600);
+		ret = client(self, 2600, 2601);
 		printf("# %s: %d checks, %d failed\n", who, checks, failures);
 		if (reap_server(pid)) {
 			printf("not ok the server failed\n");

@@ -524,6 +524,8 @@ int scif_cm_connect(struct scif_endpt *ep, const struct sockaddr_storage *dst,
 	ep->conn_err = 0;
 	memset(&ep->auth, 0, sizeof(ep->auth));
 	ep->auth.client = true;
+	/* An earlier attempt that failed marked it gone from the table. */
+	scif_local_rearm(ep);
 
 	ret = rdma_resolve_addr(id, have_src ? (struct sockaddr *)&src : NULL,
 				(struct sockaddr *)&addr, SCIF_CM_TIMEOUT_MS);

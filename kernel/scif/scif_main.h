@@ -258,7 +258,7 @@ struct scif_buf {
  * @local: in the table of connected endpoints of this kernel
  *	(scif_mmap.c), from scif_conn_established() to scif_conn_teardown()
  * @local_gone: teardown has started: never into that table again (under
- *	its lock)
+ *	its lock) until a new connection attempt starts (scif_local_rearm())
  * @peer_qpn: the QP number the endpoint's QP sends to, from when it is
  *	connected (scif_local_qpn())
  * @rma: windows, RMA and fences (scif_rma.h)
@@ -417,6 +417,7 @@ void scif_mmap_exit(void);
 void scif_local_qpn(struct scif_endpt *ep);
 void scif_local_add(struct scif_endpt *ep);
 void scif_local_del(struct scif_endpt *ep);
+void scif_local_rearm(struct scif_endpt *ep);
 int scif_mmap_peer(struct scif_endpt *ep, struct vm_area_struct *vma);
 
 /* --- the character device (scif_fd.c) ----------------------------------------- */

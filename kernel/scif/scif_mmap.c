@@ -152,6 +152,26 @@ void scif_local_del(struct scif_endpt *ep)
 }
 
 /**
+ * scif_local_rearm() - a new connection attempt of an endpoint may be found
+ * @ep: the endpoint, about to connect again after an attempt that failed;
+ *	that attempt's teardown is over and no handler of its rdma_cm ID runs
+ *
+ * A failed scif_connect() tears its attempt down (scif_local_del() marks
+ * the endpoint gone) and leaves the endpoint SCIFEP_BOUND, from which SCIF
+ * lets it connect again; without this, that next connection would never
+ * enter the table and scif_mmap() of its peer's windows would fail with
+ * ENODEV although the peer is in this kernel.
+ *
+ * Context: process; takes scif_local_lock.
+ */
+void scif_local_rearm(struct scif_endpt *ep)
+{
+	mutex_lock(&scif_local_lock);
+	ep->local_gone = false;
+	mutex_unlock(&scif_local_lock);
+}
+
+/**
  * scif_local_qpn() - remember the QP a newly connected endpoint sends to
  * @ep: the endpoint, connected, before scif_local_add()
  *
