@@ -260,7 +260,7 @@ read -r guesses gsecs < <(sed -n 's/^\([0-9]*\) guesses in \([0-9.]*\) s$/\1 \2/
 acc1=$(rdma_counter grB resp_remote_access_errors)
 erl1=$(rdma_counter grB err_rate_limited)
 refused=$((acc1 - acc0)) limited=$((erl1 - erl0))
-# As the ICRC flood's bound, and the granted write's tries (at most 120).
+# As the ICRC flood's bound (the granted write's tries are not refused).
 bound=$(awk -v s="$gsecs" 'BEGIN { printf "%d", 100 + 50 * (s + 2) + 0.999 }')
 [ "$refused" -le "$bound" ] ||
 	fail "grB refused $refused of grC's rkey guesses one by one; the bucket allows $bound"
