@@ -143,6 +143,28 @@ beside()
 	[ "$frc" = 0 ] || fail "the $1 failed (status $frc)"
 }
 
+# err_limited WHAT SECS REFUSED LIMITED MARK: the checks of a phase with
+# err_rate 50 and err_burst 100 after grC's WHAT ran for SECS: grB refused
+# (each counted) at most the bucket's 100 at once and 50 a second over the
+# flood and two seconds around it (what the receiver still had queued
+# when the sender stopped), dropped some unread (LIMITED, err_rate_limited),
+# and the kernel log since MARK names grC as over err_rate, never grA.
+# Sets $bound.
+err_limited()
+{
+	local what=$1 secs=$2 refused=$3 limited=$4 since=$5
+
+	bound=$(awk -v s="$secs" 'BEGIN { printf "%d", 100 + 50 * (s + 2) + 0.999 }')
+	[ "$refused" -le "$bound" ] ||
+		fail "grB refused $refused of grC's $what one by one; the bucket allows $bound"
+	[ "$limited" -gt 0 ] || fail "err_rate_limited of grB did not grow beside the $what"
+	kmsg_since "$since" | grep -q "refused packets from $ipC over err_rate" ||
+		fail "no kernel log line names $ipC as over err_rate for the $what"
+	if kmsg_since "$since" | grep "refused packets from $ipA over err_rate"; then
+		fail "the honest client $ipA was limited"
+	fi
+}
+
 # --- limited: gsi_rate 5, gsi_burst 10 ----------------------------------------
 echo 10 >"$params/gsi_burst" && echo 5 >"$params/gsi_rate" ||
 	fail "cannot set gsi_rate 5, gsi_burst 10"
@@ -226,20 +248,10 @@ read -r sent fsecs < <(sed -n 's/^sent \([0-9]*\) packets with a wrong ICRC in \
 icrc1=$(rdma_counter grB icrc_errors)
 erl1=$(rdma_counter grB err_rate_limited)
 checked=$((icrc1 - icrc0)) limited=$((erl1 - erl0))
-# 100 at once, 50 a second over the flood and two seconds around it
-# (what the receiver still had queued when the sender stopped).
-bound=$(awk -v s="$fsecs" 'BEGIN { printf "%d", 100 + 50 * (s + 2) + 0.999 }')
 [ "$checked" -gt 0 ] || fail "grB counted none of grC's packets as ICRC errors"
-[ "$checked" -le "$bound" ] ||
-	fail "grB checked $checked of grC's packets; the bucket allows $bound"
-[ "$limited" -gt 0 ] || fail "err_rate_limited of grB did not grow"
+err_limited "packets with a wrong ICRC" "$fsecs" "$checked" "$limited" "$mark"
 [ $((checked + limited)) -le "$sent" ] ||
 	fail "grB counted $checked + $limited of $sent packets sent"
-kmsg_since "$mark" | grep -q "refused packets from $ipC over err_rate" ||
-	fail "no kernel log line names $ipC as over err_rate"
-if kmsg_since "$mark" | grep "refused packets from $ipA over err_rate"; then
-	fail "the honest client $ipA was limited"
-fi
 echo "refusals limited: rping from grA completed in ${honest} s beside the ICRC flood; of $sent packets grB checked $checked (at most $bound) and dropped $limited unread (err_rate_limited); the rest were lost before it"
 
 # --- bad rkeys from another host: err_rate 50, err_burst 100 ------------------
@@ -260,15 +272,7 @@ read -r guesses gsecs < <(sed -n 's/^\([0-9]*\) guesses in \([0-9.]*\) s$/\1 \2/
 acc1=$(rdma_counter grB resp_remote_access_errors)
 erl1=$(rdma_counter grB err_rate_limited)
 refused=$((acc1 - acc0)) limited=$((erl1 - erl0))
-# As the ICRC flood's bound (the granted write's tries are not refused).
-bound=$(awk -v s="$gsecs" 'BEGIN { printf "%d", 100 + 50 * (s + 2) + 0.999 }')
-[ "$refused" -le "$bound" ] ||
-	fail "grB refused $refused of grC's rkey guesses one by one; the bucket allows $bound"
-[ "$limited" -gt 0 ] || fail "err_rate_limited of grB did not grow beside the rkey guesses"
-kmsg_since "$mark" | grep -q "refused packets from $ipC over err_rate" ||
-	fail "no kernel log line names $ipC as over err_rate for the rkey guesses"
-if kmsg_since "$mark" | grep "refused packets from $ipA over err_rate"; then
-	fail "the honest client $ipA was limited"
-fi
+# The granted write's tries are not refused: only guesses count.
+err_limited "rkey guesses" "$gsecs" "$refused" "$limited" "$mark"
 echo "rkey guesses limited: rping from grA completed in ${honest} s beside them; of $guesses guesses grB refused $refused (at most $bound) and dropped $limited unread; not one byte written"
 exit 0
